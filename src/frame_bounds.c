@@ -1,0 +1,186 @@
+/*
+ * Frame checks as pure functions, and the process's "kernel text".
+ *
+ * Kernel counterparts: kstack_contains() (sys/sys/proc.h) for the bounds
+ * of a frame record, INKERNEL() (sys/amd64/include/param.h) for "is this a
+ * kernel text address".  Here the text is every executable segment of the
+ * process, so that the frames of test programs and of the library count.
+ */
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_internal.h"
+
+/* An immutable, sorted, merged set of text ranges. */
+struct sc_textset {
+	size_t		ts_n;
+	struct sc_textset *ts_prev;	/* older sets, kept: readers may hold them */
+	struct sc_range	ts_r[];
+};
+
+static _Atomic(struct sc_textset *) sc_text_cur;
+static pthread_mutex_t sc_text_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+int
+sc_frame_in_range(uintptr_t fp, struct sc_range r)
+{
+	/* [fp, fp + 16) inside [lo, hi), written so that nothing overflows. */
+	if (r.hi < r.lo || r.hi - r.lo < 16)
+		return (0);
+	return (fp >= r.lo && fp <= r.hi - 16);
+}
+
+int
+sc_pc_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
+{
+	size_t lo, hi, mid;
+
+	lo = 0;
+	hi = ntext;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < text[mid].lo)
+			hi = mid;
+		else if (pc >= text[mid].hi)
+			lo = mid + 1;
+		else
+			return (1);
+	}
+	return (0);
+}
+
+struct sc_text_build {
+	struct sc_range	*r;
+	size_t		n, cap;
+	int		error;
+};
+
+static int
+sc_text_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct sc_text_build *b = arg;
+	struct sc_range *nr;
+	const ElfW(Phdr) *ph;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_X) == 0 ||
+		    ph->p_memsz == 0)
+			continue;
+		if (b->n == b->cap) {
+			b->cap = b->cap ? b->cap * 2 : 32;
+			nr = realloc(b->r, b->cap * sizeof(*nr));
+			if (nr == NULL) {
+				b->error = ENOMEM;
+				return (1);
+			}
+			b->r = nr;
+		}
+		b->r[b->n].lo = info->dlpi_addr + ph->p_vaddr;
+		b->r[b->n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		b->n++;
+	}
+	return (0);
+}
+
+static int
+sc_range_cmp(const void *a, const void *b)
+{
+	const struct sc_range *ra = a, *rb = b;
+
+	return (ra->lo < rb->lo ? -1 : ra->lo > rb->lo);
+}
+
+size_t
+sc__ranges_sort_merge(struct sc_range *r, size_t n)
+{
+	size_t i, out;
+
+	if (n == 0)
+		return (0);
+	qsort(r, n, sizeof(*r), sc_range_cmp);
+	for (out = 0, i = 1; i < n; i++) {
+		if (r[i].lo <= r[out].hi) {
+			if (r[i].hi > r[out].hi)
+				r[out].hi = r[i].hi;
+			continue;
+		}
+		r[++out] = r[i];
+	}
+	return (out + 1);
+}
+
+int
+sc_text_refresh(void)
+{
+	struct sc_text_build b = { 0 };
+	struct sc_textset *ts;
+
+	dl_iterate_phdr(sc_text_phdr_cb, &b);
+	if (b.error != 0) {
+		free(b.r);
+		return (b.error);
+	}
+	b.n = sc__ranges_sort_merge(b.r, b.n);
+	ts = malloc(sizeof(*ts) + b.n * sizeof(ts->ts_r[0]));
+	if (ts == NULL) {
+		free(b.r);
+		return (ENOMEM);
+	}
+	ts->ts_n = b.n;
+	if (b.n != 0)
+		memcpy(ts->ts_r, b.r, b.n * sizeof(ts->ts_r[0]));
+	free(b.r);
+
+	/*
+	 * Publish with a release store: a signal handler may be walking with
+	 * the previous set, so it is chained, never freed.
+	 */
+	pthread_mutex_lock(&sc_text_mtx);
+	ts->ts_prev = atomic_load_explicit(&sc_text_cur, memory_order_relaxed);
+	atomic_store_explicit(&sc_text_cur, ts, memory_order_release);
+	pthread_mutex_unlock(&sc_text_mtx);
+	return (0);
+}
+
+void
+sc_text_ranges(const struct sc_range **textp, size_t *ntextp)
+{
+	struct sc_textset *ts;
+
+	ts = atomic_load_explicit(&sc_text_cur, memory_order_acquire);
+	if (ts == NULL) {
+		/* First use: compute once; a failure leaves no text. */
+		pthread_mutex_lock(&sc_text_mtx);
+		ts = atomic_load_explicit(&sc_text_cur, memory_order_acquire);
+		pthread_mutex_unlock(&sc_text_mtx);
+		if (ts == NULL && sc_text_refresh() == 0)
+			ts = atomic_load_explicit(&sc_text_cur,
+			    memory_order_acquire);
+	}
+	if (ts == NULL) {
+		*textp = NULL;
+		*ntextp = 0;
+		return;
+	}
+	*textp = ts->ts_r;
+	*ntextp = ts->ts_n;
+}
+
+/* Free every published set; only at process exit (LeakSanitizer). */
+__attribute__((destructor)) static void
+sc_text_fini(void)
+{
+	struct sc_textset *ts, *prev;
+
+	ts = atomic_exchange(&sc_text_cur, NULL);
+	for (; ts != NULL; ts = prev) {
+		prev = ts->ts_prev;
+		free(ts);
+	}
+}

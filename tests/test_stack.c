@@ -1,0 +1,92 @@
+/* struct sc_stack operations and symbolised output (subr_stack.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "stackcap.h"
+
+static void
+test_put_until_full(void **state)
+{
+	struct sc_stack st;
+	int i;
+
+	sc_stack_zero(&st);
+	assert_int_equal(st.depth, 0);
+	for (i = 0; i < SC_STACK_MAX; i++)
+		assert_int_equal(sc_stack_put(&st, 0x1000 + i), 0);
+	assert_int_equal(st.depth, SC_STACK_MAX);
+	assert_int_equal(sc_stack_put(&st, 0xdead), -1);
+	assert_int_equal(st.depth, SC_STACK_MAX);
+	assert_int_equal(st.pcs[SC_STACK_MAX - 1], 0x1000 + SC_STACK_MAX - 1);
+}
+
+static void
+test_copy(void **state)
+{
+	struct sc_stack a, b;
+
+	sc_stack_zero(&a);
+	sc_stack_put(&a, 1);
+	sc_stack_put(&a, 2);
+	memset(&b, 0xff, sizeof(b));
+	sc_stack_copy(&a, &b);
+	assert_int_equal(b.depth, 2);
+	assert_int_equal(b.pcs[0], 1);
+	assert_int_equal(b.pcs[1], 2);
+	/* A corrupt depth is clamped, never read past the array. */
+	a.depth = SC_STACK_MAX + 100;
+	sc_stack_copy(&a, &b);
+	assert_int_equal(b.depth, SC_STACK_MAX);
+	a.depth = -3;
+	sc_stack_copy(&a, &b);
+	assert_int_equal(b.depth, 0);
+}
+
+__attribute__((noinline, noipa)) static void
+named_static_function(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static void
+test_symbolize_static(void **state)
+{
+	char name[64], buf[128];
+	struct sc_stack st;
+	uintptr_t off;
+	size_t n;
+
+	/* A "return address" 5 bytes into a static function. */
+	assert_int_equal(sc_symbolize((uintptr_t)named_static_function + 5,
+	    name, sizeof(name), &off), 0);
+	assert_string_equal(name, "named_static_function");
+	assert_int_equal(off, 5);
+	assert_int_not_equal(sc_symbolize(0x10, name, sizeof(name), &off), 0);
+	assert_string_equal(name, "??");
+
+	sc_stack_zero(&st);
+	sc_stack_put(&st, (uintptr_t)named_static_function + 5);
+	sc_stack_put(&st, 0x10);
+	n = sc_stack_format_kk(&st, buf, sizeof(buf));
+	assert_string_equal(buf, "named_static_function+0x5 ??");
+	assert_int_equal(n, strlen(buf));
+	/* Truncation: always terminated, returns the full length. */
+	assert_int_equal(sc_stack_format_kk(&st, buf, 8), n);
+	assert_int_equal(strlen(buf), 7);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_put_until_full),
+		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_symbolize_static),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The README's test command: install what is needed, then build and run the
+# whole test suite in the default (gcc) and asan (ASan+UBSan) presets, and
+# the protocol tests under TSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. tools/deps.sh
+sc_install_deps
+jobs=$(nproc)
+for preset in default asan tsan; do
+	echo "=== preset $preset"
+	cmake --preset "$preset"
+	cmake --build --preset "$preset" -j "$jobs"
+	ctest --preset "$preset" -j "$jobs"
+done
+echo "=== all tests passed"
