@@ -128,6 +128,312 @@ SC_EXTERN void	sc_stack_print(FILE *fp, const struct sc_stack *st);
 SC_EXTERN size_t sc_stack_format_kk(const struct sc_stack *st, char *buf,
 		    size_t len);
 
+
+/* ------------------------------------------------------------------------
+ * The simulated machine (sys/kern/sched_4bsd.c, kern_thread.c, kern_synch.c)
+ * ------------------------------------------------------------------------ */
+
+struct sc_machine;
+struct sc_proc;
+struct sc_thread;
+
+/* Thread states (td_state, sys/sys/proc.h). */
+enum sc_td_state {
+	SC_TDS_INACTIVE = 0,	/* not started, or exited */
+	SC_TDS_INHIBITED,	/* has inhibitors (sleeping, swapped, iwait) */
+	SC_TDS_CAN_RUN,		/* runnable but not on a run queue */
+	SC_TDS_RUNQ,		/* on the run queue */
+	SC_TDS_RUNNING		/* on a CPU (td_oncpu may still be NOCPU
+				   during a switch) */
+};
+
+/* Inhibitors (td_inhibitors, sys/sys/proc.h), a bit mask. */
+#define SC_TDI_SUSPENDED	0x0001	/* (unused here, kept for the bits) */
+#define SC_TDI_SLEEPING		0x0002	/* in sc_sleep() */
+#define SC_TDI_SWAPPED		0x0004	/* kernel stack swapped out */
+#define SC_TDI_LOCK		0x0008	/* (unused here) */
+#define SC_TDI_IWAIT		0x0010	/* waits for its first run (ithread) */
+
+#define SC_NOCPU	(-1)
+
+/* How sc_stack_save_td() waits for the target CPU's answer. */
+enum sc_wait_strategy {
+	SC_WAIT_SPIN_SLEEP = 0,	/* spin for wait_spin_ns, then sleep on a
+				   futex that the handler wakes (default) */
+	SC_WAIT_SPIN,		/* spin only (the kernel's cpu_spinwait()) */
+	SC_WAIT_SLEEP		/* sleep on the futex at once */
+};
+
+/*
+ * Race-injection points (DESIGN section 3).  A hook is called with the
+ * point, the thread concerned and the hook argument.
+ * - SC_HOOK_SAVE_UNLOCKED: requester, right after it dropped td's thread
+ *   lock (step 4); td is the target.  Plain context: may block (bounded).
+ * - SC_HOOK_SAVE_BEFORE_IPI: requester, capture mutex held, request
+ *   published, right before ipi_cpu(); td is the target.
+ * - SC_HOOK_INTR_BEFORE_WALK: in the target CPU's IPI_TRACE handler, before
+ *   the walk; td is the interrupted thread.  MUST be async-signal-safe.
+ * - SC_HOOK_SWITCH_NOCPU: inside the switch of td, after td_oncpu became
+ *   NOCPU and before the context switch, interrupts disabled: must not
+ *   sleep or take locks; may spin (bounded) on atomics.
+ */
+enum sc_hook_point {
+	SC_HOOK_SAVE_UNLOCKED = 0,
+	SC_HOOK_SAVE_BEFORE_IPI,
+	SC_HOOK_INTR_BEFORE_WALK,
+	SC_HOOK_SWITCH_NOCPU,
+	SC_HOOK_NPOINTS
+};
+typedef void (*sc_hook_fn)(void *arg, enum sc_hook_point point,
+    struct sc_thread *td);
+
+/* Machine configuration: fill with sc_machine_config_init(). */
+struct sc_machine_config {
+	int	ncpu;			/* simulated CPUs; default 2 (1..256) */
+	int	kstack_pages;		/* default 4 (more under sanitizers) */
+	int	ipi_signo;		/* default SIGRTMIN + 2 */
+	long	capture_timeout_ns;	/* bounded wait; default 1 s;
+					   0 = the kernel's unbounded wait */
+	int	wait_strategy;		/* enum sc_wait_strategy */
+	long	wait_spin_ns;		/* SC_WAIT_SPIN_SLEEP: spin this long
+					   first; default 20 us */
+	size_t	trace_events;		/* protocol trace ring size; 0 = off */
+	sc_hook_fn hook;		/* race injection; NULL = none */
+	void	*hook_arg;
+};
+
+/* Counters of one machine (monotonic).  Fields may be added at the end. */
+struct sc_counters {
+	uint64_t	switches;	/* context switches */
+	uint64_t	sleeps;		/* sc_sleep() calls that slept */
+	uint64_t	wakeups;	/* threads made runnable by sc_wakeup() */
+	uint64_t	swapouts, swapins;
+	uint64_t	spin_waits;	/* spin-lock acquisitions that waited */
+	uint64_t	blocked_waits;	/* thread_lock() that met blocked_lock */
+	uint64_t	proc_lock_waits; /* proc-lock acquisitions that waited */
+	uint64_t	preemptions;	/* sc_maybe_yield() that switched */
+	uint64_t	migrations;	/* a thread ran on another CPU than last */
+	uint64_t	exits;
+	uint64_t	ipis_sent;	/* every vector */
+	uint64_t	ipis_received;	/* handler ran with interrupts on */
+	uint64_t	ipis_deferred;	/* arrived with interrupts disabled */
+	uint64_t	trace_answered;	/* IPI_TRACE handlers that walked */
+	uint64_t	trace_stale;	/* IPI_TRACE that found no open request */
+	uint64_t	captures;	/* sc_stack_save_td() calls returning */
+	uint64_t	captures_running; /* ... answered by an IPI */
+	uint64_t	retry_nocpu;	/* spins on td_oncpu == NOCPU */
+	uint64_t	retry_idle;	/* answer named the idle thread */
+	uint64_t	retry_other;	/* answer named another thread */
+	uint64_t	retry_offcpu;	/* td not running any more on relock */
+	uint64_t	ebusy;		/* running but no kernel frames */
+	uint64_t	timeouts;	/* ETIMEDOUT */
+};
+
+/* Defaults.  Context: any. */
+SC_EXTERN void	sc_machine_config_init(struct sc_machine_config *cfg);
+
+/*
+ * Create a machine: cfg->ncpu CPU pthreads, each with its idle thread.
+ * Returns 0, EINVAL (bad config), EBUSY (another handler is installed for
+ * cfg->ipi_signo, or a machine with that signal exists), ENOMEM, or the
+ * error of pthread_create.  Context: a plain pthread.
+ */
+SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
+		    struct sc_machine **mp);
+
+/*
+ * Stop every CPU and free everything, whatever state the threads are in.
+ * Threads that spin without calling the library are stopped from their
+ * CPU's signal handler; one that cannot be stopped within a few seconds is
+ * reported on stderr and its memory leaked rather than hang.  No other call
+ * on m may overlap.  Context: a plain pthread.
+ */
+SC_EXTERN void	sc_machine_destroy(struct sc_machine *m);
+
+/* Read the counters.  Context: any but a signal handler. */
+SC_EXTERN void	sc_machine_counters(struct sc_machine *m,
+		    struct sc_counters *c);
+
+/* Replace the race-injection hook (NULL: none).  Context: any. */
+SC_EXTERN void	sc_machine_set_hook(struct sc_machine *m, sc_hook_fn fn,
+		    void *arg);
+
+/* The machine's number of CPUs.  Context: any. */
+SC_EXTERN int	sc_machine_ncpu(const struct sc_machine *m);
+
+/* The machine of a proc or thread.  Context: any. */
+SC_EXTERN struct sc_machine *sc_proc_machine(const struct sc_proc *p);
+
+/*
+ * The processes of m, in creation order: fills out[0..max) and sets *n to
+ * the total number (which may exceed max).  Context: any thread.
+ */
+SC_EXTERN void	sc_machine_procs(struct sc_machine *m, struct sc_proc **out,
+		    size_t max, size_t *n);
+
+/* Create a process.  comm is copied (truncated to 19 chars).  Returns 0,
+ * EINVAL or ENOMEM.  Context: any thread. */
+SC_EXTERN int	sc_proc_create(struct sc_machine *m, const char *comm,
+		    struct sc_proc **pp);
+SC_EXTERN int	sc_proc_pid(const struct sc_proc *p);
+SC_EXTERN const char *sc_proc_comm(const struct sc_proc *p);
+
+/*
+ * The threads of p, in creation order, exited ones included: as
+ * sc_machine_procs().  Context: any thread.
+ */
+SC_EXTERN void	sc_proc_threads(struct sc_proc *p, struct sc_thread **out,
+		    size_t max, size_t *n);
+
+/*
+ * The proc lock: a simulated sleep mutex (a simulated thread may hold it
+ * across a switch and resume on another CPU).  Holding it keeps p's threads
+ * from exiting and from being swapped out.  Not recursive.
+ * Context: any thread; never with a spin lock held.
+ */
+SC_EXTERN void	sc_proc_lock(struct sc_proc *p);
+SC_EXTERN void	sc_proc_unlock(struct sc_proc *p);
+SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
+
+/*
+ * Create a thread of p that runs fn(arg) on a kernel stack of its own; it is
+ * runnable at once.  When fn returns, the thread exits.  name is copied
+ * (truncated to 31 chars).  Returns 0, EINVAL, ENOMEM.  Context: any thread.
+ */
+SC_EXTERN int	sc_thread_create(struct sc_proc *p, const char *name,
+		    void (*fn)(void *), void *arg, struct sc_thread **tdp);
+
+/*
+ * Create an interrupt thread: it waits for its first run (TDI_IWAIT) until
+ * sc_ithread_schedule().  Context: any thread.
+ */
+SC_EXTERN int	sc_ithread_create(struct sc_proc *p, const char *name,
+		    void (*fn)(void *), void *arg, struct sc_thread **tdp);
+/* Clear TDI_IWAIT: the thread becomes runnable (unless swapped).
+ * Returns 0, or EINVAL if it is not waiting.  Context: any thread. */
+SC_EXTERN int	sc_ithread_schedule(struct sc_thread *td);
+
+/*
+ * The thread lock (thread_lock()): loads td_lock, locks that spin lock and
+ * re-checks that td_lock did not change.  On a simulated thread it disables
+ * interrupts on its CPU until the unlock.  Holding it keeps a thread that is
+ * not running from starting to run; it does not stop a running thread.
+ * Context: any thread.
+ */
+SC_EXTERN void	sc_thread_lock(struct sc_thread *td);
+SC_EXTERN void	sc_thread_unlock(struct sc_thread *td);
+SC_EXTERN int	sc_thread_lock_owned(struct sc_thread *td);
+
+/* Accessors: a snapshot, unless the thread lock is held.  Context: any. */
+SC_EXTERN enum sc_td_state sc_thread_state(const struct sc_thread *td);
+SC_EXTERN int	sc_thread_inhibitors(const struct sc_thread *td);
+SC_EXTERN int	sc_thread_oncpu(const struct sc_thread *td);   /* or NOCPU */
+SC_EXTERN int	sc_thread_lastcpu(const struct sc_thread *td); /* or NOCPU */
+SC_EXTERN int	sc_thread_tid(const struct sc_thread *td);
+SC_EXTERN const char *sc_thread_name(const struct sc_thread *td);
+SC_EXTERN const char *sc_thread_wmesg(const struct sc_thread *td); /* or NULL */
+SC_EXTERN struct sc_proc *sc_thread_proc(const struct sc_thread *td);
+SC_EXTERN int	sc_thread_exited(const struct sc_thread *td);
+/* The idle thread of a CPU.  Context: any. */
+SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
+		    int cpu);
+
+/* Wait until td has exited.  Returns 0, or EDEADLK if td is the caller.
+ * Context: any thread (a simulated thread sleeps). */
+SC_EXTERN int	sc_thread_join(struct sc_thread *td);
+
+/*
+ * Swap td's kernel stack out (mprotect PROT_NONE, TDI_SWAPPED) or in.
+ * swapout: 0, EBUSY if td is running, EALREADY if swapped, ESRCH if exited.
+ * swapin: 0, EINVAL if not swapped.  A runnable thread that is swapped out
+ * leaves the run queue until it is swapped in.  Context: any thread.
+ */
+SC_EXTERN int	sc_thread_swapout(struct sc_thread *td);
+SC_EXTERN int	sc_thread_swapin(struct sc_thread *td);
+
+/* --- Inside a simulated thread only --- */
+
+/* Give up the CPU; the thread stays runnable (sched_relinquish()). */
+SC_EXTERN void	sc_yield(void);
+/* Yield if a runnable thread waits for a CPU (maybe_yield()); call it in
+ * loops that spin.  Cheap when nothing waits. */
+SC_EXTERN void	sc_maybe_yield(void);
+/* Move the calling thread to cpu and keep it there (sched_bind()); cpu ==
+ * SC_NOCPU unbinds.  Returns 0 or EINVAL. */
+SC_EXTERN int	sc_sched_bind(int cpu);
+/* Sleep on wchan (sleepq_add + sleepq_wait).  May return spuriously: loop
+ * on the condition.  wmesg must stay valid while the thread sleeps. */
+SC_EXTERN void	sc_sleep(const void *wchan, const char *wmesg);
+/* Run fn(arg) in "user mode": on a separate user stack, outside the
+ * kernel stack, so that an interrupt there finds no kernel frame. */
+SC_EXTERN void	sc_user_call(void (*fn)(void *), void *arg);
+/* Disable interrupts on this CPU (spinlock_enter()); nestable.  An IPI that
+ * arrives meanwhile is handled at the matching sc_spinlock_exit().  Must
+ * not call anything that may switch in between. */
+SC_EXTERN void	sc_spinlock_enter(void);
+SC_EXTERN void	sc_spinlock_exit(void);
+/* This CPU's number (PCPU_GET(cpuid)). */
+SC_EXTERN int	sc_curcpu(void);
+
+/* --- From anywhere (a simulated thread or a plain pthread) --- */
+
+/* The simulated thread running the caller, or NULL on a plain pthread. */
+SC_EXTERN struct sc_thread *sc_curthread(void);
+/* Wake every thread asleep on wchan, in every machine.  A swapped sleeper
+ * stays swapped (and off the run queue) until swapped in. */
+SC_EXTERN void	sc_wakeup(const void *wchan);
+
+/*
+ * KASSERT failures call fn(msg) (NULL restores the default, which prints
+ * the message to stderr and aborts).  If fn returns on a simulated thread,
+ * that thread is parked for good (it never runs again); if it returns on a
+ * plain pthread, the failing call returns EINVAL.  fn must not long-jump
+ * across stacks; on a plain pthread it may use CMocka's
+ * expect_assert_failure().  Context: any thread.
+ */
+SC_EXTERN void	sc_set_panic_handler(void (*fn)(const char *msg));
+
+/* ------------------------------------------------------------------------
+ * Capturing a thread's stack (sys/x86/x86/stack_machdep.c)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * stack_save_td(): capture td's kernel stack.  Called with td's thread lock
+ * held, and with its proc lock held too when td may be running; returns
+ * with td's thread lock held again.  Holds no spin lock but the thread
+ * lock.  Returns:
+ *   0          st holds the stack (it may be empty: a thread that never ran);
+ *   EBUSY      td was running with no kernel frame (user mode);
+ *   ETIMEDOUT  no answer within capture_timeout_ns (bounded wait);
+ *   ESRCH      td has exited.
+ * KASSERTs: thread lock not held, td swapped, proc lock not held while td
+ * is running, another spin lock held.  Context: any thread.
+ */
+SC_EXTERN int	sc_stack_save_td(struct sc_stack *st, struct sc_thread *td);
+
+/* kern.proc.kstack (sys/sys/user.h) */
+enum {
+	SC_KKST_STATE_STACKOK = 0,	/* stack is valid */
+	SC_KKST_STATE_SWAPPED,		/* stack swapped out */
+	SC_KKST_STATE_RUNNING		/* capture failed: running */
+};
+struct sc_kstack {
+	int		tid;
+	int		state;
+	char		tdname[32];
+	struct sc_stack	stack;
+};
+
+/*
+ * sysctl_kern_proc_kstack(): for every live thread of p, its tid, name,
+ * state and stack, taking the locks the kernel takes (the proc lock, then
+ * each thread lock).  Fills out[0..max) and sets *n to the number of
+ * threads (which may exceed max).  Returns 0.  Context: any thread that
+ * does not hold p's proc lock.
+ */
+SC_EXTERN int	sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out,
+		    size_t max, size_t *n);
+
 #ifdef __cplusplus
 }
 #endif

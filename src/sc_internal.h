@@ -1,12 +1,36 @@
 /*
  * Internal declarations shared by the library's sources (not installed).
  * Names with the sc__ prefix are internal and not exported.
+ *
+ * Lock key, as in sys/sys/proc.h; each field carries one letter:
+ *   (c)  constant after creation
+ *   (a)  atomic, no lock; the comment says who writes it
+ *   (t)  the thread lock (*td_lock); read with an atomic load elsewhere
+ *   (s)  the machine's sched_lock (run queue)
+ *   (q)  the sleep-queue chain lock of the wait channel
+ *   (p)  the proc lock
+ *   (l)  m_list_mtx, the machine's list lock (a pthread mutex, never held
+ *        across a switch)
+ *   (x)  the capture mutex m_capture_mtx (stack_machdep.c's intr lock)
+ *   (k)  CPU-local: the CPU's own pthread and its signal handler only
  */
 #ifndef SC_INTERNAL_H
 #define SC_INTERNAL_H
 
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
+
+/* glibc's sys/queue.h lacks the _SAFE iterators of FreeBSD's queue(3). */
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)			\
+	for ((var) = TAILQ_FIRST((head));				\
+	    (var) && ((tvar) = TAILQ_NEXT((var), field), 1);		\
+	    (var) = (tvar))
+#endif
 
 #include "stackcap.h"
 
@@ -17,11 +41,232 @@
  */
 #define SC_TLS_IE	__attribute__((tls_model("initial-exec")))
 
+#define SC_MAXCPU	256
+
+/* IPI vectors, one bit each in pc_ipi_pending (x86 mp_x86.c). */
+#define SC_IPI_TRACE	0x01	/* capture the interrupted thread's stack */
+#define SC_IPI_STOP	0x02	/* machine destroy: leave the machine */
+
+/* A spin lock (struct mtx with MTX_SPIN).  Any context may release it: the
+ * sched_lock is handed from one thread to the next across a switch. */
+struct sc_spin {
+	_Atomic uintptr_t sp_owner;	/* (a) owner token, 0 = free */
+	const char	*sp_name;	/* (c) */
+};
+
+/* A simulated sleep mutex (struct mtx with MTX_DEF): the proc lock and the
+ * capture mutex.  Owned by a sc_thread or by a plain pthread. */
+struct sc_mtx {
+	_Atomic uintptr_t mx_owner;	/* (a) owner token, 0 = free */
+	_Atomic int	mx_waiters;	/* (a) someone sleeps on it */
+	_Atomic uint32_t mx_futex;	/* (a) bumped at each contended unlock */
+	const char	*mx_name;	/* (c) */
+	uint64_t	*mx_waitcnt;	/* (c) counter of contended locks, or NULL */
+};
+
+/* Process control block: what cpu_switch saves (amd64 struct pcb). */
+struct sc_pcb {
+	uintptr_t	pcb_rsp;	/* callee-saved registers are on the stack */
+	uintptr_t	pcb_rbp;	/* 0 for a thread that never ran */
+};
+
+/* The interrupted context that the IPI handler sees (struct trapframe). */
+struct sc_intr_frame {
+	uintptr_t	if_rip, if_rsp, if_rbp;
+	bool		if_kstack;	/* %rsp was on the thread's kernel stack */
+};
+
+struct sc_machine;
+struct sc_pcpu;
+
+struct sc_thread {
+	_Atomic(struct sc_spin *) td_lock; /* (t) points at the lock that
+					   protects the (t) fields */
+	struct sc_machine *td_machine;	/* (c) */
+	struct sc_proc	*td_proc;	/* (c) */
+	TAILQ_ENTRY(sc_thread) td_runq;	/* (s) run queue */
+	TAILQ_ENTRY(sc_thread) td_slpq;	/* (q) sleep queue */
+	struct sc_thread *td_plist;	/* (l) next in the proc's list */
+	int		td_tid;		/* (c) */
+	char		td_name[32];	/* (c) */
+	_Atomic int	td_state;	/* (t) enum sc_td_state */
+	_Atomic int	td_inhibitors;	/* (t) SC_TDI_* */
+	_Atomic int	td_oncpu;	/* (t) read unlocked by stack_save_td */
+	_Atomic int	td_lastcpu;	/* (t) */
+	int		td_bound;	/* (t) sched_bind() CPU, or NOCPU */
+	bool		td_idle;	/* (c) a CPU's idle thread */
+	bool		td_runq_bound;	/* (s) on a per-CPU run queue */
+	const void	*td_wchan;	/* (q) */
+	_Atomic(const char *) td_wmesg;	/* (q) */
+	struct sc_pcb	td_pcb;		/* (t) valid while not running */
+	struct sc_intr_frame *td_intr_frame; /* (k) while the handler runs */
+	void		(*td_fn)(void *); /* (c) */
+	void		*td_arg;	/* (c) */
+	char		*td_kstack_map;	/* (c) mapping, guard page first */
+	size_t		td_kstack_maplen; /* (c) */
+	struct sc_range	td_kstack;	/* (c) the usable kernel stack */
+	char		*td_ustack;	/* (k) user stack, mapped on first use */
+	size_t		td_ustack_len;	/* (k) */
+	_Atomic uint32_t td_exited;	/* (a) 1 once reaped; futex word */
+	void		*td_asan_fake;	/* (k) ASan fake-stack handle */
+	void		*td_tsan_fiber;	/* (c) TSan fiber */
+};
+
+#define TD_IS_RUNNING(td) (atomic_load(&(td)->td_state) == SC_TDS_RUNNING)
+#define TD_IS_SWAPPED(td) \
+	((atomic_load(&(td)->td_inhibitors) & SC_TDI_SWAPPED) != 0)
+
+struct sc_proc {
+	struct sc_machine *p_machine;	/* (c) */
+	struct sc_proc	*p_next;	/* (l) machine's list */
+	int		p_pid;		/* (c) */
+	char		p_comm[20];	/* (c) */
+	struct sc_mtx	p_mtx;		/* the proc lock */
+	struct sc_thread *p_threads;	/* (l) first thread */
+	struct sc_thread **p_threads_tail; /* (l) */
+	int		p_nthreads;	/* (l) all, exited included */
+};
+
+TAILQ_HEAD(sc_threadq, sc_thread);
+
+struct sc_pcpu {
+	struct sc_machine *pc_machine;	/* (c) */
+	int		pc_cpuid;	/* (c) */
+	pthread_t	pc_pthread;	/* (c) */
+	_Atomic pid_t	pc_ktid;	/* (a) Linux tid of the CPU pthread */
+	_Atomic(struct sc_thread *) pc_curthread; /* (k) changed with
+					   interrupts off; others read it */
+	struct sc_thread *pc_idlethread; /* (c) */
+	_Atomic int	pc_spinlock_count; /* (k) interrupts off while > 0 */
+	_Atomic int	pc_intr_deferred; /* (k) an IPI waits for spinlock_exit */
+	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
+	_Atomic uint32_t pc_idle_futex;	/* (a) bumped to wake the idle loop */
+	_Atomic int	pc_idling;	/* (a) the idle thread may sleep */
+	struct sc_threadq pc_runq;	/* (s) threads bound to this CPU */
+	_Atomic int	pc_runq_len;	/* (s) */
+	struct sc_thread *pc_deadthread; /* (k) exited, reap after switch */
+	struct sc_spin	*pc_held[8];	/* (k) spin locks held, in order */
+	int		pc_nheld;	/* (k) */
+	struct sc_pcb	pc_boot_pcb;	/* (k) the pthread's own context */
+	void		*pc_boot_asan_fake; /* (k) */
+	const void	*pc_boot_stack;	/* (k) for ASan fiber annotations */
+	size_t		pc_boot_stack_len; /* (k) */
+	void		*pc_boot_tsan_fiber; /* (k) */
+	void		*pc_sigstack;	/* (c) alternate signal stack */
+	size_t		pc_sigstack_len; /* (c) */
+	_Atomic int	pc_stopped;	/* (a) the pthread left the machine */
+} __attribute__((aligned(64)));
+
+struct sc_machine {
+	struct sc_machine_config m_cfg;	/* (c) */
+	int		m_ncpu;		/* (c) */
+	size_t		m_kstack_len;	/* (c) usable kernel stack bytes */
+	struct sc_pcpu	*m_pcpu;	/* (c) [m_ncpu] */
+	struct sc_spin	m_sched_lock;	/* 4BSD's sched_lock */
+	struct sc_threadq m_runq;	/* (s) threads not bound */
+	_Atomic int	m_runq_len;	/* (s) */
+	pthread_mutex_t	m_list_mtx;	/* protects the (l) fields */
+	struct sc_proc	*m_procs;	/* (l) */
+	struct sc_proc	**m_procs_tail;	/* (l) */
+	int		m_nprocs;	/* (l) */
+	int		m_nextpid;	/* (l) */
+	int		m_nexttid;	/* (l) */
+	struct sc_proc	*m_idleproc;	/* (c) */
+	struct sc_mtx	m_capture_mtx;	/* one capture of a running thread */
+	uint64_t	m_capture_seq;	/* (x) request sequence */
+	_Atomic uint64_t m_stack_intr_req; /* (a) open request tag, or 0 */
+	_Atomic(struct sc_thread *) m_stack_intr_td; /* (a) the answer */
+	struct sc_stack	m_stack_intr_buf; /* written by the claiming handler */
+	_Atomic uint32_t m_stack_intr_futex; /* (a) bumped at each answer */
+	_Atomic int	m_stack_intr_waiting; /* (a) the requester sleeps */
+	_Atomic(sc_hook_fn) m_hook;	/* (a) */
+	_Atomic(void *)	m_hook_arg;	/* (a) */
+	struct sc_counters m_cnt;	/* (a) relaxed atomic increments */
+	_Atomic int	m_dying;	/* (a) sc_machine_destroy() began */
+	struct sigaction m_oldsa;	/* (c) */
+	struct sc_range	*m_nostop;	/* (c) text where IPI_STOP must not
+					   stop a thread (libc, loader...) */
+	size_t		m_nnostop;	/* (c) */
+};
+
+#define SC_CNT_INC(m, f) \
+	__atomic_fetch_add(&(m)->m_cnt.f, 1, __ATOMIC_RELAXED)
+
+/* panic.c */
+void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/*
+ * KASSERT: on failure, the panic handler gets "panic: <function>: <message>
+ * (<condition>)"; if the handler returns (on a plain pthread; a simulated
+ * thread is parked), the function returns `ret`.
+ */
+#define SC_KASSERT(cond, ret, ...) do {					\
+	if (__builtin_expect(!(cond), 0)) {				\
+		sc__panic(__func__, #cond, __VA_ARGS__);		\
+		return ret;						\
+	}								\
+} while (0)
+
 /* frame_bounds.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
 size_t	sc__ranges_sort_merge(struct sc_range *r, size_t n);
 
-/* sched_sim.c: the kernel stack of the simulated thread running here, if
- * any; false on a plain pthread. */
+/* cpu_switch_amd64.S */
+void	sc__cpu_switch(struct sc_pcb *oldpcb, const struct sc_pcb *newpcb,
+	    _Atomic(struct sc_spin *) *oldlockp, struct sc_spin *mtx);
+void	sc__fork_trampoline(void);
+__attribute__((noreturn)) void sc__fork_exit(struct sc_thread *td);
+void	sc__user_enter(void (*fn)(void *), void *arg, void *stacktop);
+
+/* spinlock.c */
+struct sc_pcpu *sc__pcpu_get(void);
+struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler: no noipa call */
+void	sc__pcpu_set(struct sc_pcpu *pc);
+uintptr_t sc__owner_self(void);
+void	sc__spin_init(struct sc_spin *sp, const char *name);
+void	sc__spin_lock(struct sc_machine *m, struct sc_spin *sp);
+void	sc__spin_unlock(struct sc_spin *sp);
+bool	sc__spin_owned(const struct sc_spin *sp);
+void	sc__spin_handoff(struct sc_spin *sp, struct sc_thread *td);
+int	sc__spin_held_count(void);
+void	sc__spin_release_all(struct sc_pcpu *pc);
+extern struct sc_spin sc__blocked_lock;
+
+/* kern_mutex.c */
+void	sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt);
+void	sc__mtx_lock(struct sc_mtx *mx);
+void	sc__mtx_unlock(struct sc_mtx *mx);
+void	sc__mtx_unlock_as(struct sc_mtx *mx, uintptr_t owner);
+bool	sc__mtx_owned(const struct sc_mtx *mx);
+
+/* sleepqueue.c */
+struct sc_spin *sc__sleepq_lock(const void *wchan);
+void	sc__sleepq_release(const void *wchan);
+void	sc__sleepq_wait(const void *wchan, const char *wmesg);
+void	sc__sleepq_remove_machine(struct sc_machine *m);
+
+/* sched_sim.c */
 bool	sc__curthread_kstack(struct sc_range *r);
+void	sc__mi_switch(struct sc_thread *td);
+void	sc__switch_done(void);
+__attribute__((noreturn)) void sc__thread_park(struct sc_thread *td);
+__attribute__((noreturn)) void sc__cpu_stop(struct sc_pcpu *pc);
+void	sc__sched_add(struct sc_thread *td);
+void	sc__setrunnable(struct sc_thread *td);
+void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
+	    struct sc_thread *td);
+long	sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
+void	sc__futex_wake(_Atomic uint32_t *uaddr, int n);
+
+/* ipi_sim.c */
+int	sc__ipi_init(struct sc_machine *m);
+void	sc__ipi_fini(struct sc_machine *m);
+int	sc__ipi_cpu_init(struct sc_pcpu *pc);
+void	sc__ipi_cpu_fini(struct sc_pcpu *pc);
+void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors);
+void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
+
+/* stack_save_td.c: the IPI_TRACE handler side (stack_capture_intr()). */
+void	sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
+	    const struct sc_intr_frame *frame);
 
 #endif /* !SC_INTERNAL_H */

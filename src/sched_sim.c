@@ -1,8 +1,1083 @@
+/*
+ * The simulated machine: CPUs, run queues, threads and their states,
+ * context switches, swapping, exit.
+ *
+ * Kernel counterparts: sys/kern/sched_4bsd.c (one sched_lock for the run
+ * queue and every running thread, sched_add, sched_switch, sched_choose,
+ * sched_bind), sys/kern/kern_synch.c (mi_switch, setrunnable),
+ * sys/kern/kern_thread.c (thread_exit, thread reaping), sys/vm/vm_swapout.c
+ * (swapping kernel stacks), sys/kern/kern_idle.c and sched_idletd.
+ *
+ * Each CPU is a pthread.  It starts on its own stack (the "boot" context),
+ * switches to its idle thread and from then on runs simulated threads on
+ * their kernel stacks; it switches back to the boot context only to leave
+ * the machine at sc_machine_destroy().
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "sc_internal.h"
+#include "sc_sanitizer.h"
+
+#define SC_PAGE_SIZE	4096
+#define SC_USTACK_LEN	(64 * 1024 * SC_SAN_STACK_SCALE)
+#define SC_FIRST_TID	100000
+#define SC_IDLE_PID	11
+#define SC_FIRST_PID	100
+
+/* ------------------------------------------------------------------------
+ * Futexes
+ * ------------------------------------------------------------------------ */
+
+/* Wait while *uaddr == val, at most timeout_ns (0: no bound).  Returns the
+ * raw result; callers always re-check their condition. */
+long
+sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ns > 0) {
+		ts.tv_sec = timeout_ns / 1000000000L;
+		ts.tv_nsec = timeout_ns % 1000000000L;
+		tsp = &ts;
+	}
+	return (syscall(SYS_futex, uaddr, FUTEX_WAIT_PRIVATE, val, tsp, NULL,
+	    0));
+}
+
+/* Async-signal-safe. */
+void
+sc__futex_wake(_Atomic uint32_t *uaddr, int n)
+{
+	syscall(SYS_futex, uaddr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Accessors
+ * ------------------------------------------------------------------------ */
+
+struct sc_thread *
+sc_curthread(void)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	return (pc != NULL ? atomic_load_explicit(&pc->pc_curthread,
+	    memory_order_relaxed) : NULL);
+}
+
+int
+sc_curcpu(void)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	return (pc != NULL ? pc->pc_cpuid : SC_NOCPU);
+}
 
 bool
 sc__curthread_kstack(struct sc_range *r)
 {
-	(void)r;
+	struct sc_thread *td = sc_curthread();
+
+	if (td == NULL)
+		return (false);
+	*r = td->td_kstack;
+	return (true);
+}
+
+enum sc_td_state
+sc_thread_state(const struct sc_thread *td)
+{
+	return ((enum sc_td_state)atomic_load(&td->td_state));
+}
+
+int
+sc_thread_inhibitors(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_inhibitors));
+}
+
+int
+sc_thread_oncpu(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_oncpu));
+}
+
+int
+sc_thread_lastcpu(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_lastcpu));
+}
+
+int
+sc_thread_tid(const struct sc_thread *td)
+{
+	return (td->td_tid);
+}
+
+const char *
+sc_thread_name(const struct sc_thread *td)
+{
+	return (td->td_name);
+}
+
+const char *
+sc_thread_wmesg(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_wmesg));
+}
+
+struct sc_proc *
+sc_thread_proc(const struct sc_thread *td)
+{
+	return (td->td_proc);
+}
+
+int
+sc_thread_exited(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_exited) != 0);
+}
+
+int
+sc_proc_pid(const struct sc_proc *p)
+{
+	return (p->p_pid);
+}
+
+const char *
+sc_proc_comm(const struct sc_proc *p)
+{
+	return (p->p_comm);
+}
+
+struct sc_machine *
+sc_proc_machine(const struct sc_proc *p)
+{
+	return (p->p_machine);
+}
+
+int
+sc_machine_ncpu(const struct sc_machine *m)
+{
+	return (m->m_ncpu);
+}
+
+struct sc_thread *
+sc_machine_idlethread(struct sc_machine *m, int cpu)
+{
+	if (cpu < 0 || cpu >= m->m_ncpu)
+		return (NULL);
+	return (m->m_pcpu[cpu].pc_idlethread);
+}
+
+void
+sc_machine_counters(struct sc_machine *m, struct sc_counters *c)
+{
+	const uint64_t *src = (const uint64_t *)&m->m_cnt;
+	uint64_t *dst = (uint64_t *)c;
+	size_t i;
+
+	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void
+sc_machine_set_hook(struct sc_machine *m, sc_hook_fn fn, void *arg)
+{
+	/* The argument first: a hook never sees a new fn with an old arg. */
+	atomic_store(&m->m_hook, NULL);
+	atomic_store(&m->m_hook_arg, arg);
+	atomic_store(&m->m_hook, fn);
+}
+
+void
+sc__hook(struct sc_machine *m, enum sc_hook_point pt, struct sc_thread *td)
+{
+	sc_hook_fn fn = atomic_load_explicit(&m->m_hook, memory_order_acquire);
+
+	if (fn != NULL)
+		fn(atomic_load(&m->m_hook_arg), pt, td);
+}
+
+void
+sc_machine_procs(struct sc_machine *m, struct sc_proc **out, size_t max,
+    size_t *n)
+{
+	struct sc_proc *p;
+	size_t i = 0;
+
+	pthread_mutex_lock(&m->m_list_mtx);
+	for (p = m->m_procs; p != NULL; p = p->p_next, i++)
+		if (i < max)
+			out[i] = p;
+	pthread_mutex_unlock(&m->m_list_mtx);
+	*n = i;
+}
+
+void
+sc_proc_threads(struct sc_proc *p, struct sc_thread **out, size_t max,
+    size_t *n)
+{
+	struct sc_thread *td;
+	size_t i = 0;
+
+	pthread_mutex_lock(&p->p_machine->m_list_mtx);
+	for (td = p->p_threads; td != NULL; td = td->td_plist, i++)
+		if (i < max)
+			out[i] = td;
+	pthread_mutex_unlock(&p->p_machine->m_list_mtx);
+	*n = i;
+}
+
+/* ------------------------------------------------------------------------
+ * Run queues (sched_4bsd.c: runq_add, sched_add, sched_choose)
+ * ------------------------------------------------------------------------ */
+
+/* Wake one idle CPU (pc, or any when pc is NULL) to look at the run queue. */
+static void
+sc_kick_idle(struct sc_machine *m, struct sc_pcpu *pc)
+{
+	int i, one = 1;
+
+	for (i = 0; i < m->m_ncpu; i++) {
+		struct sc_pcpu *c = pc != NULL ? pc : &m->m_pcpu[i];
+
+		one = 1;
+		if (atomic_compare_exchange_strong(&c->pc_idling, &one, 0)) {
+			atomic_fetch_add(&c->pc_idle_futex, 1);
+			sc__futex_wake(&c->pc_idle_futex, 1);
+			return;
+		}
+		if (pc != NULL)
+			return;
+	}
+}
+
+/* sched_lock held. */
+static void
+sc_runq_add(struct sc_machine *m, struct sc_thread *td)
+{
+	struct sc_pcpu *pc;
+
+	atomic_store(&td->td_state, SC_TDS_RUNQ);
+	if (td->td_bound != SC_NOCPU) {
+		pc = &m->m_pcpu[td->td_bound];
+		td->td_runq_bound = true;
+		TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);
+		atomic_fetch_add(&pc->pc_runq_len, 1);
+		sc_kick_idle(m, pc);
+	} else {
+		td->td_runq_bound = false;
+		TAILQ_INSERT_TAIL(&m->m_runq, td, td_runq);
+		atomic_fetch_add(&m->m_runq_len, 1);
+		sc_kick_idle(m, NULL);
+	}
+}
+
+/* sched_lock held. */
+static void
+sc_runq_remove(struct sc_machine *m, struct sc_thread *td)
+{
+	struct sc_pcpu *pc;
+
+	if (td->td_runq_bound) {
+		pc = &m->m_pcpu[td->td_bound];
+		TAILQ_REMOVE(&pc->pc_runq, td, td_runq);
+		atomic_fetch_sub(&pc->pc_runq_len, 1);
+	} else {
+		TAILQ_REMOVE(&m->m_runq, td, td_runq);
+		atomic_fetch_sub(&m->m_runq_len, 1);
+	}
+}
+
+/* sched_lock held: the next thread for pc, removed from its queue. */
+static struct sc_thread *
+sc_choose(struct sc_machine *m, struct sc_pcpu *pc)
+{
+	struct sc_thread *td;
+
+	td = TAILQ_FIRST(&pc->pc_runq);
+	if (td == NULL)
+		td = TAILQ_FIRST(&m->m_runq);
+	if (td != NULL)
+		sc_runq_remove(m, td);
+	else
+		td = pc->pc_idlethread;
+	atomic_store(&td->td_state, SC_TDS_RUNNING);
+	return (td);
+}
+
+static bool
+sc_runq_busy(struct sc_machine *m, struct sc_pcpu *pc)
+{
+	return (atomic_load_explicit(&m->m_runq_len, memory_order_relaxed) +
+	    atomic_load_explicit(&pc->pc_runq_len, memory_order_relaxed) > 0);
+}
+
+/*
+ * sched_add(): td's lock held (any lock), td has no inhibitors.  td goes on
+ * a run queue and its td_lock becomes the sched_lock.  The caller still
+ * holds the lock it held (it releases that lock, not td's).
+ */
+void
+sc__sched_add(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_spin *held = atomic_load(&td->td_lock);
+
+	SC_KASSERT(sc__spin_owned(held), , "sched_add: thread %d not locked",
+	    td->td_tid);
+	if (held != &m->m_sched_lock)
+		sc__spin_lock(m, &m->m_sched_lock);
+	atomic_store(&td->td_lock, &m->m_sched_lock);
+	sc_runq_add(m, td);
+	if (held != &m->m_sched_lock)
+		sc__spin_unlock(&m->m_sched_lock);
+}
+
+/* setrunnable(): td's lock held and no inhibitors left. */
+void
+sc__setrunnable(struct sc_thread *td)
+{
+	atomic_store(&td->td_state, SC_TDS_CAN_RUN);
+	sc__sched_add(td);
+}
+
+/* ------------------------------------------------------------------------
+ * Switching (kern_synch.c mi_switch, sched_4bsd.c sched_switch)
+ * ------------------------------------------------------------------------ */
+
+/* Tell the sanitizers about a switch to `to` (fakep NULL: no return). */
+static void
+sc_fiber_switch(void **fakep, struct sc_range to, void *to_tsan_fiber)
+{
+	sc__san_start_switch(fakep, to);
+	sc__san_tsan_switch(to_tsan_fiber);
+}
+
+/*
+ * Leave the machine: give up every spin lock, switch to the CPU's boot
+ * context, never come back.  Interrupts stay off: no IPI may run on the
+ * abandoned thread.  td is the thread running here.
+ */
+__attribute__((noreturn)) static void
+sc_cpu_leave(struct sc_pcpu *pc, struct sc_thread *td)
+{
+	static _Atomic(struct sc_spin *) nolock;
+	struct sc_range boot;
+
+	sc__spin_release_all(pc);
+	atomic_store(&pc->pc_spinlock_count, 1);
+	boot.lo = (uintptr_t)pc->pc_boot_stack;
+	boot.hi = boot.lo + pc->pc_boot_stack_len;
+	sc_fiber_switch(NULL, boot, pc->pc_boot_tsan_fiber);
+	sc__cpu_switch(&td->td_pcb, &pc->pc_boot_pcb, &nolock, NULL);
+	__builtin_unreachable();
+}
+
+/* Entered from the IPI_STOP handler, which redirected the thread here. */
+__attribute__((noreturn, used)) void
+sc__cpu_stop(struct sc_pcpu *pc)
+{
+	atomic_store(&pc->pc_spinlock_count, 1);
+	sc_cpu_leave(pc, atomic_load(&pc->pc_curthread));
+}
+
+/*
+ * sched_switch(): sched_lock held; choose the next thread and switch to it.
+ * Never inlined: like the kernel's, a sleeping thread's stack then reads
+ * "mi_switch, sleepq_wait, ..." from its saved %rbp.
+ */
+__attribute__((noinline)) static void
+sc_sched_switch(struct sc_thread *td, struct sc_pcpu *pc, struct sc_spin *tmtx)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_thread *newtd;
+	bool dying;
+
+	if (TD_IS_RUNNING(td)) {
+		if (td->td_idle)
+			atomic_store(&td->td_state, SC_TDS_CAN_RUN);
+		else
+			sc_runq_add(m, td);
+	}
+	newtd = sc_choose(m, pc);
+	if (newtd == td)
+		return;
+
+	atomic_store(&td->td_oncpu, SC_NOCPU);
+	sc__hook(m, SC_HOOK_SWITCH_NOCPU, td);
+	if (atomic_load(&newtd->td_lastcpu) != SC_NOCPU &&
+	    atomic_load(&newtd->td_lastcpu) != pc->pc_cpuid)
+		SC_CNT_INC(m, migrations);
+	atomic_store(&newtd->td_lastcpu, pc->pc_cpuid);
+	atomic_store(&newtd->td_oncpu, pc->pc_cpuid);
+	atomic_store_explicit(&pc->pc_curthread, newtd, memory_order_relaxed);
+	SC_CNT_INC(m, switches);
+
+	dying = atomic_load(&td->td_state) == SC_TDS_INACTIVE;
+	sc_fiber_switch(dying ? NULL : &td->td_asan_fake, newtd->td_kstack,
+	    newtd->td_tsan_fiber);
+	sc__cpu_switch(&td->td_pcb, &newtd->td_pcb, &td->td_lock, tmtx);
+
+	/* td runs again, maybe on another CPU, holding the sched_lock. */
+	sc__san_finish_switch(td->td_asan_fake);
+	sc__spin_handoff(&m->m_sched_lock, td);
+}
+
+/*
+ * mi_switch(): td == curthread, td's lock held.  If td is still RUNNING it
+ * goes back on the run queue (a yield); otherwise its state says why it
+ * stops.  Returns when td runs again, with the sched_lock held (td's lock).
+ */
+void
+sc__mi_switch(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_pcpu *pc = sc__pcpu_get();
+	struct sc_spin *tmtx = atomic_load(&td->td_lock);
+
+	SC_KASSERT(sc__spin_owned(tmtx), , "mi_switch: thread %d not locked",
+	    td->td_tid);
+	if (tmtx != &m->m_sched_lock) {
+		/*
+		 * thread_lock_block(): until cpu_switch() has saved td's
+		 * context, td_lock is blocked_lock, so no one can act on td
+		 * although we drop its real lock now.
+		 */
+		sc__spin_lock(m, &m->m_sched_lock);
+		atomic_store(&td->td_lock, &sc__blocked_lock);
+		sc__spin_unlock(tmtx);
+	}
+	if (atomic_load(&m->m_dying))
+		sc_cpu_leave(pc, td);
+	sc_sched_switch(td, pc, tmtx);
+	__asm__ volatile("" ::: "memory");	/* keep this frame */
+}
+
+/*
+ * After every return from a switch, once the sched_lock is dropped: reap
+ * the thread that exited on this CPU (thread_stash()/thread_reap()).  It
+ * exited holding its proc lock, so that no one saw it gone while holding
+ * that lock; release it on its behalf now.
+ */
+void
+sc__switch_done(void)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+	struct sc_thread *td;
+
+	if (pc == NULL || (td = pc->pc_deadthread) == NULL)
+		return;
+	pc->pc_deadthread = NULL;
+	sc__mtx_unlock_as(&td->td_proc->p_mtx, (uintptr_t)td);
+	atomic_store(&td->td_exited, 1);
+	sc__futex_wake(&td->td_exited, 1 << 30);
+	sc_wakeup(td);
+}
+
+/* fork_exit(): a new thread's first code, entered holding the sched_lock. */
+__attribute__((noreturn)) static void sc_thread_exit(struct sc_thread *td);
+
+void
+sc__fork_exit(struct sc_thread *td)
+{
+	sc__san_finish_switch(NULL);
+	sc__spin_handoff(&td->td_machine->m_sched_lock, td);
+	sc_thread_unlock(td);
+	sc__switch_done();
+	td->td_fn(td->td_arg);
+	sc_thread_exit(td);
+}
+
+/* thread_exit(): the proc lock keeps a thread from exiting. */
+static void
+sc_thread_exit(struct sc_thread *td)
+{
+	sc_proc_lock(td->td_proc);
+	sc_thread_lock(td);
+	atomic_store(&td->td_state, SC_TDS_INACTIVE);
+	sc__pcpu_get()->pc_deadthread = td;
+	SC_CNT_INC(td->td_machine, exits);
+	sc__mi_switch(td);
+	/* Only a machine that is being destroyed ever gets here. */
+	abort();
+}
+
+/* Park the calling thread for good (a KASSERT handler returned). */
+void
+sc__thread_park(struct sc_thread *td)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	sc__spin_release_all(pc);
+	atomic_store(&pc->pc_spinlock_count, 0);
+	sc_thread_lock(td);
+	atomic_fetch_or(&td->td_inhibitors, SC_TDI_SUSPENDED);
+	atomic_store(&td->td_state, SC_TDS_INHIBITED);
+	sc__mi_switch(td);
+	abort();
+}
+
+void
+sc_yield(void)
+{
+	struct sc_thread *td = sc_curthread();
+
+	SC_KASSERT(td != NULL, , "sc_yield outside a simulated thread");
+	sc_thread_lock(td);
+	sc__mi_switch(td);
+	sc_thread_unlock(td);
+	sc__switch_done();
+}
+
+void
+sc_maybe_yield(void)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	if (pc == NULL)
+		return;
+	sc__san_poll_signals();
+	if (!sc_runq_busy(pc->pc_machine, pc) &&
+	    !atomic_load_explicit(&pc->pc_machine->m_dying,
+	    memory_order_relaxed))
+		return;
+	SC_CNT_INC(pc->pc_machine, preemptions);
+	sc_yield();
+}
+
+int
+sc_sched_bind(int cpu)
+{
+	struct sc_thread *td = sc_curthread();
+
+	SC_KASSERT(td != NULL, EINVAL, "sc_sched_bind outside a simulated "
+	    "thread");
+	if (cpu != SC_NOCPU && (cpu < 0 || cpu >= td->td_machine->m_ncpu))
+		return (EINVAL);
+	sc_thread_lock(td);
+	td->td_bound = cpu;
+	if (cpu != SC_NOCPU && atomic_load(&td->td_oncpu) != cpu)
+		sc__mi_switch(td);
+	sc_thread_unlock(td);
+	sc__switch_done();
+	return (0);
+}
+
+void
+sc_user_call(void (*fn)(void *), void *arg)
+{
+	struct sc_thread *td = sc_curthread();
+	void *p;
+
+	SC_KASSERT(td != NULL, , "sc_user_call outside a simulated thread");
+	if (td->td_ustack == NULL) {
+		p = mmap(NULL, SC_USTACK_LEN, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		SC_KASSERT(p != MAP_FAILED, , "sc_user_call: cannot map a "
+		    "user stack for thread %d", td->td_tid);
+		td->td_ustack = p;
+		td->td_ustack_len = SC_USTACK_LEN;
+	}
+	sc__user_enter(fn, arg, td->td_ustack + td->td_ustack_len);
+}
+
+/* ------------------------------------------------------------------------
+ * Threads and processes
+ * ------------------------------------------------------------------------ */
+
+static int
+sc_thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, bool idle, struct sc_thread **tdp)
+{
+	struct sc_machine *m = p->p_machine;
+	struct sc_thread *td;
+	uintptr_t *sp;
+	void *map;
+
+	td = calloc(1, sizeof(*td));
+	if (td == NULL)
+		return (ENOMEM);
+	td->td_kstack_maplen = SC_PAGE_SIZE + m->m_kstack_len;
+	map = mmap(NULL, td->td_kstack_maplen, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (map == MAP_FAILED) {
+		free(td);
+		return (ENOMEM);
+	}
+	/* The guard page below the stack: an overflow faults at once. */
+	(void)mprotect(map, SC_PAGE_SIZE, PROT_NONE);
+	td->td_kstack_map = map;
+	td->td_kstack.lo = (uintptr_t)map + SC_PAGE_SIZE;
+	td->td_kstack.hi = (uintptr_t)map + td->td_kstack_maplen;
+
+	/*
+	 * The first switch to td pops the six registers that cpu_switch
+	 * saves (%rbp = 0, %rbx = td) and returns into fork_trampoline with
+	 * %rsp 16-byte aligned, as a call expects.
+	 */
+	sp = (uintptr_t *)(td->td_kstack.hi - 72);
+	sp[0] = 0;				/* %rbp */
+	sp[1] = sp[2] = sp[3] = sp[4] = 0;	/* %r15 .. %r12 */
+	sp[5] = (uintptr_t)td;			/* %rbx */
+	sp[6] = (uintptr_t)sc__fork_trampoline;
+	td->td_pcb.pcb_rsp = (uintptr_t)sp;
+	td->td_pcb.pcb_rbp = 0;
+
+	td->td_machine = m;
+	td->td_proc = p;
+	td->td_fn = fn;
+	td->td_arg = arg;
+	td->td_idle = idle;
+	td->td_bound = SC_NOCPU;
+	snprintf(td->td_name, sizeof(td->td_name), "%s", name);
+	atomic_init(&td->td_lock, &m->m_sched_lock);
+	atomic_init(&td->td_state, SC_TDS_INACTIVE);
+	atomic_init(&td->td_oncpu, SC_NOCPU);
+	atomic_init(&td->td_lastcpu, SC_NOCPU);
+	td->td_tsan_fiber = sc__san_tsan_create_fiber();
+
+	pthread_mutex_lock(&m->m_list_mtx);
+	td->td_tid = m->m_nexttid++;
+	*p->p_threads_tail = td;
+	p->p_threads_tail = &td->td_plist;
+	p->p_nthreads++;
+	pthread_mutex_unlock(&m->m_list_mtx);
+	*tdp = td;
+	return (0);
+}
+
+static int
+sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, bool iwait, struct sc_thread **tdp)
+{
+	struct sc_machine *m;
+	struct sc_thread *td;
+	int error;
+
+	if (p == NULL || name == NULL || fn == NULL || tdp == NULL)
+		return (EINVAL);
+	m = p->p_machine;
+	if (atomic_load(&m->m_dying))
+		return (EINVAL);
+	error = sc_thread_alloc(p, name, fn, arg, false, &td);
+	if (error != 0)
+		return (error);
+	sc__spin_lock(m, &m->m_sched_lock);
+	if (iwait) {
+		atomic_store(&td->td_inhibitors, SC_TDI_IWAIT);
+		atomic_store(&td->td_state, SC_TDS_INHIBITED);
+	} else
+		sc__setrunnable(td);
+	sc__spin_unlock(&m->m_sched_lock);
+	*tdp = td;
+	return (0);
+}
+
+int
+sc_thread_create(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, struct sc_thread **tdp)
+{
+	return (sc_thread_create1(p, name, fn, arg, false, tdp));
+}
+
+int
+sc_ithread_create(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, struct sc_thread **tdp)
+{
+	return (sc_thread_create1(p, name, fn, arg, true, tdp));
+}
+
+int
+sc_ithread_schedule(struct sc_thread *td)
+{
+	struct sc_spin *held;
+	int error = 0;
+
+	sc_thread_lock(td);
+	held = atomic_load(&td->td_lock);
+	if ((atomic_load(&td->td_inhibitors) & SC_TDI_IWAIT) == 0)
+		error = EINVAL;
+	else if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_IWAIT) &
+	    ~SC_TDI_IWAIT) == 0)
+		sc__setrunnable(td);
+	sc__spin_unlock(held);
+	return (error);
+}
+
+int
+sc_proc_create(struct sc_machine *m, const char *comm, struct sc_proc **pp)
+{
+	struct sc_proc *p;
+
+	if (m == NULL || comm == NULL || pp == NULL)
+		return (EINVAL);
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return (ENOMEM);
+	p->p_machine = m;
+	snprintf(p->p_comm, sizeof(p->p_comm), "%s", comm);
+	sc__mtx_init(&p->p_mtx, "proc lock", &m->m_cnt.proc_lock_waits);
+	p->p_threads_tail = &p->p_threads;
+	pthread_mutex_lock(&m->m_list_mtx);
+	p->p_pid = m->m_nextpid++;
+	*m->m_procs_tail = p;
+	m->m_procs_tail = &p->p_next;
+	m->m_nprocs++;
+	pthread_mutex_unlock(&m->m_list_mtx);
+	*pp = p;
+	return (0);
+}
+
+void
+sc_proc_lock(struct sc_proc *p)
+{
+	sc__mtx_lock(&p->p_mtx);
+}
+
+void
+sc_proc_unlock(struct sc_proc *p)
+{
+	sc__mtx_unlock(&p->p_mtx);
+}
+
+int
+sc_proc_lock_owned(const struct sc_proc *p)
+{
+	return (sc__mtx_owned(&p->p_mtx));
+}
+
+int
+sc_thread_join(struct sc_thread *td)
+{
+	if (td == sc_curthread())
+		return (EDEADLK);
+	while (atomic_load(&td->td_exited) == 0) {
+		if (sc_curthread() != NULL) {
+			sc__sleepq_lock(td);
+			if (atomic_load(&td->td_exited) != 0) {
+				sc__sleepq_release(td);
+				break;
+			}
+			sc__sleepq_wait(td, "join");
+		} else
+			sc__futex_wait(&td->td_exited, 0, 0);
+	}
+	return (0);
+}
+
+/* ------------------------------------------------------------------------
+ * Swapping (vm_swapout.c: swapout(), faultin())
+ * ------------------------------------------------------------------------ */
+
+int
+sc_thread_swapout(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	int error = 0;
+
+	/* The proc lock keeps threads that may be running from swapping. */
+	sc_proc_lock(td->td_proc);
+	sc_thread_lock(td);
+	if (atomic_load(&td->td_state) == SC_TDS_INACTIVE)
+		error = ESRCH;
+	else if (TD_IS_RUNNING(td))
+		error = EBUSY;
+	else if (TD_IS_SWAPPED(td))
+		error = EALREADY;
+	if (error == 0) {
+		/* A runnable thread leaves the run queue until swapped in. */
+		if (atomic_load(&td->td_state) == SC_TDS_RUNQ)
+			sc_runq_remove(m, td);
+		atomic_fetch_or(&td->td_inhibitors, SC_TDI_SWAPPED);
+		atomic_store(&td->td_state, SC_TDS_INHIBITED);
+		/* From now on, reading this stack faults. */
+		sc__san_unpoison(td->td_kstack);
+		(void)mprotect((void *)td->td_kstack.lo,
+		    td->td_kstack.hi - td->td_kstack.lo, PROT_NONE);
+		SC_CNT_INC(m, swapouts);
+	}
+	sc_thread_unlock(td);
+	sc_proc_unlock(td->td_proc);
+	return (error);
+}
+
+int
+sc_thread_swapin(struct sc_thread *td)
+{
+	struct sc_spin *held;
+	int error = 0;
+
+	sc_thread_lock(td);
+	held = atomic_load(&td->td_lock);
+	if (!TD_IS_SWAPPED(td))
+		error = EINVAL;
+	else {
+		(void)mprotect((void *)td->td_kstack.lo,
+		    td->td_kstack.hi - td->td_kstack.lo,
+		    PROT_READ | PROT_WRITE);
+		SC_CNT_INC(td->td_machine, swapins);
+		if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_SWAPPED) &
+		    ~SC_TDI_SWAPPED) == 0)
+			sc__setrunnable(td);
+	}
+	sc__spin_unlock(held);
+	return (error);
+}
+
+/* ------------------------------------------------------------------------
+ * CPUs and the machine
+ * ------------------------------------------------------------------------ */
+
+/* sched_idletd(): sleep on the CPU's futex until there is work. */
+static void
+sc_idle_loop(void *arg)
+{
+	struct sc_thread *td = sc_curthread();
+	struct sc_machine *m = td->td_machine;
+	struct sc_pcpu *pc;
+	uint32_t seq;
+
+	(void)arg;
+	for (;;) {
+		pc = sc__pcpu_get();
+		atomic_store(&pc->pc_idling, 1);
+		seq = atomic_load(&pc->pc_idle_futex);
+		if (sc_runq_busy(m, pc) || atomic_load(&m->m_dying)) {
+			atomic_store(&pc->pc_idling, 0);
+			sc_thread_lock(td);
+			sc__mi_switch(td);
+			sc_thread_unlock(td);
+			sc__switch_done();
+			continue;
+		}
+		/* The bound only limits damage from a lost wake; none is
+		 * expected (sched_add bumps the word before waking). */
+		sc__futex_wait(&pc->pc_idle_futex, seq, 200 * 1000 * 1000L);
+		sc__san_poll_signals();
+		atomic_store(&pc->pc_idling, 0);
+	}
+}
+
+static void *
+sc_cpu_main(void *arg)
+{
+	static _Atomic(struct sc_spin *) nolock;
+	struct sc_pcpu *pc = arg;
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_thread *idle = pc->pc_idlethread;
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	sc__pcpu_set(pc);
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			pc->pc_boot_stack = addr;
+			pc->pc_boot_stack_len = size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	pc->pc_boot_tsan_fiber = sc__san_tsan_current_fiber();
+	(void)sc__ipi_cpu_init(pc);
+
+	/* The idle thread starts in fork_exit() holding the sched_lock. */
+	atomic_store(&pc->pc_curthread, idle);
+	sc__spin_lock(m, &m->m_sched_lock);
+	atomic_store(&idle->td_state, SC_TDS_RUNNING);
+	atomic_store(&idle->td_oncpu, pc->pc_cpuid);
+	atomic_store(&idle->td_lastcpu, pc->pc_cpuid);
+	atomic_store(&pc->pc_ktid, (pid_t)syscall(SYS_gettid));
+	sc_fiber_switch(&pc->pc_boot_asan_fake, idle->td_kstack,
+	    idle->td_tsan_fiber);
+	sc__cpu_switch(&pc->pc_boot_pcb, &idle->td_pcb, &nolock, NULL);
+
+	/* sc_cpu_leave() switched back: the machine is being destroyed. */
+	sc__san_finish_switch(pc->pc_boot_asan_fake);
+	sc__ipi_cpu_fini(pc);
+	atomic_store(&pc->pc_stopped, 1);
+	return (NULL);
+}
+
+void
+sc_machine_config_init(struct sc_machine_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ncpu = 2;
+	cfg->kstack_pages = 4;
+	cfg->ipi_signo = SIGRTMIN + 2;
+	cfg->capture_timeout_ns = 1000L * 1000 * 1000;
+	cfg->wait_strategy = SC_WAIT_SPIN_SLEEP;
+	cfg->wait_spin_ns = 20 * 1000;
+}
+
+static void sc_machine_free(struct sc_machine *m);
+
+int
+sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
+{
+	struct sc_machine *m;
+	struct sc_pcpu *pc;
+	char name[32];
+	int error, i, started;
+
+	if (cfg == NULL || mp == NULL || cfg->ncpu < 1 ||
+	    cfg->ncpu > SC_MAXCPU || cfg->kstack_pages < 1 ||
+	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
+	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
+	    cfg->wait_strategy > SC_WAIT_SLEEP)
+		return (EINVAL);
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return (ENOMEM);
+	m->m_cfg = *cfg;
+	m->m_ncpu = cfg->ncpu;
+	/* Sanitizers need deeper stacks (FreeBSD adds KSTACK pages too). */
+	m->m_kstack_len = (size_t)cfg->kstack_pages * SC_PAGE_SIZE *
+	    SC_SAN_STACK_SCALE;
+	sc__spin_init(&m->m_sched_lock, "sched lock");
+	TAILQ_INIT(&m->m_runq);
+	pthread_mutex_init(&m->m_list_mtx, NULL);
+	m->m_procs_tail = &m->m_procs;
+	m->m_nextpid = SC_IDLE_PID;
+	m->m_nexttid = SC_FIRST_TID;
+	sc__mtx_init(&m->m_capture_mtx, "stack capture", NULL);
+	atomic_init(&m->m_hook, cfg->hook);
+	atomic_init(&m->m_hook_arg, cfg->hook_arg);
+	m->m_pcpu = aligned_alloc(64, sizeof(*m->m_pcpu) * (size_t)m->m_ncpu);
+	if (m->m_pcpu == NULL) {
+		free(m);
+		return (ENOMEM);
+	}
+	memset(m->m_pcpu, 0, sizeof(*m->m_pcpu) * (size_t)m->m_ncpu);
+	error = sc_proc_create(m, "idle", &m->m_idleproc);
+	m->m_nextpid = SC_FIRST_PID;
+	for (i = 0; error == 0 && i < m->m_ncpu; i++) {
+		pc = &m->m_pcpu[i];
+		pc->pc_machine = m;
+		pc->pc_cpuid = i;
+		TAILQ_INIT(&pc->pc_runq);
+		snprintf(name, sizeof(name), "idle: cpu%d", i);
+		error = sc_thread_alloc(m->m_idleproc, name, sc_idle_loop, NULL,
+		    true, &pc->pc_idlethread);
+	}
+	if (error == 0)
+		error = sc__ipi_init(m);
+	if (error != 0) {
+		sc_machine_free(m);
+		return (error);
+	}
+	for (started = 0; started < m->m_ncpu; started++) {
+		error = pthread_create(&m->m_pcpu[started].pc_pthread, NULL,
+		    sc_cpu_main, &m->m_pcpu[started]);
+		if (error != 0)
+			break;
+	}
+	/* Wait until every CPU runs its idle thread (bounded: 10 s). */
+	for (i = 0; i < started; i++) {
+		int n;
+
+		for (n = 0; n < 10000 && atomic_load(&m->m_pcpu[i].pc_ktid) ==
+		    0; n++)
+			usleep(1000);
+	}
+	if (error != 0) {
+		m->m_ncpu = started;
+		sc_machine_destroy(m);
+		return (error);
+	}
+	*mp = m;
+	return (0);
+}
+
+/* Send IPI_STOP to CPUs that run a thread, until all have left. */
+static bool
+sc_machine_stop_cpus(struct sc_machine *m)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	struct sc_pcpu *pc;
+	bool all;
+	int i, round;
+
+	for (round = 0; round < 3000; round++) {	/* about 3 s */
+		all = true;
+		for (i = 0; i < m->m_ncpu; i++) {
+			pc = &m->m_pcpu[i];
+			if (atomic_load(&pc->pc_stopped))
+				continue;
+			all = false;
+			atomic_fetch_add(&pc->pc_idle_futex, 1);
+			sc__futex_wake(&pc->pc_idle_futex, 1);
+			if (atomic_load(&pc->pc_curthread) != pc->pc_idlethread)
+				sc__ipi_cpu(pc, SC_IPI_STOP);
+		}
+		if (all)
+			return (true);
+		nanosleep(&ts, NULL);
+	}
 	return (false);
+}
+
+static void
+sc_machine_free(struct sc_machine *m)
+{
+	struct sc_proc *p, *pnext;
+	struct sc_thread *td, *tdnext;
+
+	for (p = m->m_procs; p != NULL; p = pnext) {
+		pnext = p->p_next;
+		for (td = p->p_threads; td != NULL; td = tdnext) {
+			tdnext = td->td_plist;
+			sc__san_unpoison(td->td_kstack);
+			munmap(td->td_kstack_map, td->td_kstack_maplen);
+			if (td->td_ustack != NULL)
+				munmap(td->td_ustack, td->td_ustack_len);
+			sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
+			free(td);
+		}
+		free(p);
+	}
+	pthread_mutex_destroy(&m->m_list_mtx);
+	free(m->m_pcpu);
+	free(m->m_nostop);
+	free(m);
+}
+
+void
+sc_machine_destroy(struct sc_machine *m)
+{
+	struct sc_thread *td;
+	int i;
+
+	if (m == NULL)
+		return;
+	atomic_store(&m->m_dying, 1);
+	if (!sc_machine_stop_cpus(m)) {
+		for (i = 0; i < m->m_ncpu; i++) {
+			if (atomic_load(&m->m_pcpu[i].pc_stopped))
+				continue;
+			td = atomic_load(&m->m_pcpu[i].pc_curthread);
+			fprintf(stderr, "stackcap: sc_machine_destroy: cpu%d "
+			    "cannot be stopped: thread %d \"%s\" runs where "
+			    "it cannot be interrupted safely (libc, the "
+			    "loader, or interrupts disabled); leaking the "
+			    "machine rather than hang\n", i, td->td_tid,
+			    td->td_name);
+		}
+		return;
+	}
+	for (i = 0; i < m->m_ncpu; i++)
+		pthread_join(m->m_pcpu[i].pc_pthread, NULL);
+	sc__sleepq_remove_machine(m);
+	sc__ipi_fini(m);
+	sc_machine_free(m);
 }

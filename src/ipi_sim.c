@@ -1,0 +1,294 @@
+/*
+ * Inter-processor interrupts over a signal.
+ *
+ * Kernel counterparts: sys/x86/x86/mp_x86.c (ipi_cpu(), the IPI bitmap and
+ * ipi_bitmap_handler()), sys/amd64/amd64/machdep.c (spinlock_enter/exit
+ * and the interrupt flag).  Several vectors ride one signal: the sender
+ * sets bits in the target CPU's pending word, the handler takes them all.
+ *
+ * The handler runs on the CPU's alternate signal stack, never on a thread's
+ * kernel stack: with interrupts "disabled" by a soft mask, a signal that
+ * arrives in the middle of a switch would otherwise push its frame onto a
+ * stack that another CPU may already run, or that is being swapped out
+ * (x86-64 kernels take NMIs on an IST stack for the same reason).  The
+ * handler takes no lock, allocates nothing, and saves errno.
+ */
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include "sc_internal.h"
+#include "sc_sanitizer.h"
+
+#define SC_SIGSTACK_LEN	(64 * 1024 * SC_SAN_STACK_SCALE)
+
+/* Machines per signal number: the handler is installed once per signal. */
+static pthread_mutex_t sc_ipi_mtx = PTHREAD_MUTEX_INITIALIZER;
+static int sc_ipi_users[_NSIG];
+static struct sigaction sc_ipi_oldsa[_NSIG];
+
+/* ipi_bitmap_handler(): interrupts are enabled on pc. */
+static void
+sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
+    ucontext_t *uc)
+{
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_intr_frame *prev;
+	struct sc_thread *td;
+	uint32_t bits;
+	uintptr_t sp;
+
+	bits = atomic_exchange(&pc->pc_ipi_pending, 0);
+	if (bits == 0)
+		return;
+	SC_CNT_INC(m, ipis_received);
+	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
+	    frame->if_rsp < td->td_kstack.hi;
+	prev = td->td_intr_frame;
+	td->td_intr_frame = frame;
+	if ((bits & SC_IPI_TRACE) != 0)
+		sc__stack_capture_intr(pc, td, frame);
+	td->td_intr_frame = prev;
+
+	/*
+	 * IPI_STOP at machine destroy, for a thread that never calls into
+	 * the scheduler: resume it in sc__cpu_stop(), on its own stack below
+	 * the red zone, which leaves the machine.  Only where the interrupted
+	 * code is not in libc, the loader or a sanitizer runtime, which may
+	 * hold locks of their own; otherwise the destroyer sends again.
+	 * Under TSan the handler runs late, with a context that is no longer
+	 * the thread's: never redirect there.
+	 */
+#if !defined(SC_SANITIZER_THREAD)
+	if ((bits & SC_IPI_STOP) != 0 && uc != NULL &&
+	    atomic_load(&m->m_dying) &&
+	    !sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop)) {
+		sp = ((frame->if_rsp - 256) & ~(uintptr_t)15) - 8;
+		uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+		uc->uc_mcontext.gregs[REG_RBP] = 0;
+		uc->uc_mcontext.gregs[REG_RDI] = (greg_t)(uintptr_t)pc;
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)sc__cpu_stop;
+	}
+#else
+	(void)uc;
+	(void)sp;
+#endif
+}
+
+static void
+sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct sc_pcpu *pc = sc__pcpu_handler();
+	struct sc_intr_frame frame;
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	(void)si;
+	if (pc == NULL)
+		goto out;		/* not a CPU pthread: ignore */
+	if (atomic_load_explicit(&pc->pc_spinlock_count,
+	    memory_order_relaxed) != 0) {
+		/* Interrupts disabled: spinlock_exit() will run it. */
+		atomic_store_explicit(&pc->pc_intr_deferred, 1,
+		    memory_order_relaxed);
+		SC_CNT_INC(pc->pc_machine, ipis_deferred);
+		goto out;
+	}
+	frame.if_rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	frame.if_rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	frame.if_rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	sc_ipi_dispatch(pc, &frame, uc);
+out:
+	errno = saved_errno;
+}
+
+/*
+ * From spinlock_exit() when interrupts come back on with an IPI pending:
+ * the "interrupted" frame is spinlock_exit()'s own (rbp, rip).  Interrupts
+ * stay off while it runs, so a new signal defers rather than nests.
+ */
+void
+sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
+{
+	struct sc_intr_frame frame;
+
+	while (atomic_exchange_explicit(&pc->pc_intr_deferred, 0,
+	    memory_order_relaxed)) {
+		atomic_store_explicit(&pc->pc_spinlock_count, 1,
+		    memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		frame.if_rip = rip;
+		frame.if_rbp = rbp;
+		frame.if_rsp = rbp;
+		sc_ipi_dispatch(pc, &frame, NULL);
+		atomic_signal_fence(memory_order_seq_cst);
+		atomic_store_explicit(&pc->pc_spinlock_count, 0,
+		    memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+}
+
+/* ipi_cpu(): async-signal-safe. */
+void
+sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors)
+{
+	struct sc_machine *m = pc->pc_machine;
+
+	atomic_fetch_or(&pc->pc_ipi_pending, vectors);
+	SC_CNT_INC(m, ipis_sent);
+	/* An idle CPU is woken by its futex, never only by the signal. */
+	if (atomic_load(&pc->pc_idling)) {
+		atomic_fetch_add(&pc->pc_idle_futex, 1);
+		sc__futex_wake(&pc->pc_idle_futex, 1);
+	}
+	pthread_kill(pc->pc_pthread, m->m_cfg.ipi_signo);
+}
+
+/* Objects in which IPI_STOP must not stop a thread. */
+static const char *const sc_nostop_names[] = {
+	"libc.so", "ld-linux", "libpthread", "libdl", "librt", "libm.so",
+	"libasan", "libtsan", "libubsan", "liblsan", "libgcc_s", "libunwind",
+	"libstdc++", "libcmocka", "linux-vdso",
+};
+
+struct sc_nostop_build {
+	struct sc_range	*r;
+	size_t		n, cap;
+};
+
+static int
+sc_nostop_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct sc_nostop_build *b = arg;
+	const char *base;
+	struct sc_range *nr;
+	size_t i;
+	int j, match = 0;
+
+	(void)size;
+	base = info->dlpi_name != NULL ? strrchr(info->dlpi_name, '/') : NULL;
+	base = base != NULL ? base + 1 : info->dlpi_name;
+	if (base == NULL || base[0] == '\0')
+		return (0);		/* the main program */
+	for (i = 0; i < sizeof(sc_nostop_names) / sizeof(sc_nostop_names[0]);
+	    i++)
+		if (strncmp(base, sc_nostop_names[i],
+		    strlen(sc_nostop_names[i])) == 0)
+			match = 1;
+	if (!match)
+		return (0);
+	for (j = 0; j < info->dlpi_phnum; j++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[j];
+
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_X) == 0)
+			continue;
+		if (b->n == b->cap) {
+			b->cap = b->cap ? 2 * b->cap : 16;
+			nr = realloc(b->r, b->cap * sizeof(*nr));
+			if (nr == NULL)
+				return (1);
+			b->r = nr;
+		}
+		b->r[b->n].lo = info->dlpi_addr + ph->p_vaddr;
+		b->r[b->n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		b->n++;
+	}
+	return (0);
+}
+
+int
+sc__ipi_init(struct sc_machine *m)
+{
+	struct sc_nostop_build b = { 0 };
+	struct sigaction sa, old;
+	int signo = m->m_cfg.ipi_signo;
+
+	if (signo <= 0 || signo >= _NSIG || signo == SIGKILL ||
+	    signo == SIGSTOP || signo == SIGSEGV || signo == SIGBUS)
+		return (EINVAL);
+	dl_iterate_phdr(sc_nostop_cb, &b);
+	m->m_nostop = b.r;
+	m->m_nnostop = sc__ranges_sort_merge(b.r, b.n);
+
+	pthread_mutex_lock(&sc_ipi_mtx);
+	if (sc_ipi_users[signo] == 0) {
+		if (sigaction(signo, NULL, &old) != 0) {
+			pthread_mutex_unlock(&sc_ipi_mtx);
+			return (EINVAL);
+		}
+		/* Refuse to replace a handler that someone else installed. */
+		if ((old.sa_flags & SA_SIGINFO) != 0 ||
+		    (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
+			pthread_mutex_unlock(&sc_ipi_mtx);
+			return (EBUSY);
+		}
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = sc_ipi_handler;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		if (sigaction(signo, &sa, &sc_ipi_oldsa[signo]) != 0) {
+			pthread_mutex_unlock(&sc_ipi_mtx);
+			return (EINVAL);
+		}
+	}
+	sc_ipi_users[signo]++;
+	pthread_mutex_unlock(&sc_ipi_mtx);
+	return (0);
+}
+
+void
+sc__ipi_fini(struct sc_machine *m)
+{
+	int signo = m->m_cfg.ipi_signo;
+
+	pthread_mutex_lock(&sc_ipi_mtx);
+	if (--sc_ipi_users[signo] == 0)
+		sigaction(signo, &sc_ipi_oldsa[signo], NULL);
+	pthread_mutex_unlock(&sc_ipi_mtx);
+}
+
+/* On the CPU's pthread: its alternate signal stack and signal mask. */
+int
+sc__ipi_cpu_init(struct sc_pcpu *pc)
+{
+	stack_t ss;
+	sigset_t set;
+	void *p;
+
+	p = mmap(NULL, SC_SIGSTACK_LEN, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return (ENOMEM);
+	pc->pc_sigstack = p;
+	pc->pc_sigstack_len = SC_SIGSTACK_LEN;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_sp = p;
+	ss.ss_size = SC_SIGSTACK_LEN;
+	if (sigaltstack(&ss, NULL) != 0)
+		return (errno);
+	sigemptyset(&set);
+	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	return (0);
+}
+
+void
+sc__ipi_cpu_fini(struct sc_pcpu *pc)
+{
+	stack_t ss;
+	sigset_t set;
+
+	/* No IPI may run once the pthread has left the machine. */
+	sigemptyset(&set);
+	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	munmap(pc->pc_sigstack, pc->pc_sigstack_len);
+}

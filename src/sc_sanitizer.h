@@ -1,0 +1,124 @@
+/*
+ * Sanitizer annotations for hand-switched stacks (internal).
+ *
+ * ASan must be told when %rsp moves to another stack (fiber switches), or
+ * it mistakes the new stack for a stack overflow and loses fake frames;
+ * TSan keeps one shadow state per fiber.  Without sanitizers all of these
+ * compile to nothing.
+ */
+#ifndef SC_SANITIZER_H
+#define SC_SANITIZER_H
+
+#include <time.h>
+
+#include "sc_internal.h"
+
+#if defined(SC_SANITIZER_ADDRESS)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(SC_SANITIZER_THREAD)
+#include <sanitizer/tsan_interface.h>
+#endif
+
+#if defined(SC_SANITIZER_ADDRESS) || defined(SC_SANITIZER_THREAD)
+#define SC_SAN_STACK_SCALE	4	/* as FreeBSD adds KSTACK pages for KASAN */
+#else
+#define SC_SAN_STACK_SCALE	1
+#endif
+
+/* About to switch to the stack `to`; *fakep keeps this context's fake
+ * stack (NULL: this context never comes back). */
+static inline void
+sc__san_start_switch(void **fakep, struct sc_range to)
+{
+#if defined(SC_SANITIZER_ADDRESS)
+	__sanitizer_start_switch_fiber(fakep, (const void *)to.lo,
+	    to.hi - to.lo);
+#else
+	(void)fakep;
+	(void)to;
+#endif
+}
+
+/* Back on this context's stack. */
+static inline void
+sc__san_finish_switch(void *fake)
+{
+#if defined(SC_SANITIZER_ADDRESS)
+	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+	(void)fake;
+#endif
+}
+
+static inline void
+sc__san_tsan_switch(void *fiber)
+{
+#if defined(SC_SANITIZER_THREAD)
+	if (fiber != NULL)
+		__tsan_switch_to_fiber(fiber, 0);
+#else
+	(void)fiber;
+#endif
+}
+
+static inline void *
+sc__san_tsan_create_fiber(void)
+{
+#if defined(SC_SANITIZER_THREAD)
+	return (__tsan_create_fiber(0));
+#else
+	return (NULL);
+#endif
+}
+
+static inline void *
+sc__san_tsan_current_fiber(void)
+{
+#if defined(SC_SANITIZER_THREAD)
+	return (__tsan_get_current_fiber());
+#else
+	return (NULL);
+#endif
+}
+
+static inline void
+sc__san_tsan_destroy_fiber(void *fiber)
+{
+#if defined(SC_SANITIZER_THREAD)
+	if (fiber != NULL)
+		__tsan_destroy_fiber(fiber);
+#else
+	(void)fiber;
+#endif
+}
+
+/* Forget ASan's poisoning of a stack about to be unmapped or protected. */
+static inline void
+sc__san_unpoison(struct sc_range r)
+{
+#if defined(SC_SANITIZER_ADDRESS)
+	ASAN_UNPOISON_MEMORY_REGION((void *)r.lo, r.hi - r.lo);
+#else
+	(void)r;
+#endif
+}
+
+/*
+ * TSan runs an asynchronous signal's handler late, at the thread's next
+ * interceptor call.  Loops that wait for an IPI (the idle loop, spinning
+ * targets through sc_maybe_yield()) call an intercepted function here so
+ * that a pending IPI runs; elsewhere this is nothing.
+ */
+static inline void
+sc__san_poll_signals(void)
+{
+#if defined(SC_SANITIZER_THREAD)
+	struct timespec ts = { 0, 0 };
+
+	nanosleep(&ts, NULL);
+#endif
+}
+
+#endif /* !SC_SANITIZER_H */

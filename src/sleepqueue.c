@@ -1,0 +1,149 @@
+/*
+ * Sleep queues: sleep on a wait channel, wake up every sleeper of one.
+ *
+ * Kernel counterpart: sys/kern/subr_sleepqueue.c (sleepq_lock,
+ * sleepq_add, sleepq_wait, sleepq_broadcast) and sys/kern/kern_synch.c
+ * (sleep/wakeup).  The chains are global, hashed by wait channel, so a
+ * plain pthread can wake any machine's sleepers.  A sleeping thread's
+ * td_lock is its chain lock, as in the kernel: holding it keeps the thread
+ * asleep.
+ */
+#include "sc_internal.h"
+
+#define SC_SC_TABLESIZE	64
+#define SC_SC_HASH(wc)	((((uintptr_t)(wc) >> 4) ^ ((uintptr_t)(wc) >> 10)) \
+	% SC_SC_TABLESIZE)
+
+struct sc_sleepq_chain {
+	struct sc_spin	sc_lock;	/* the chain lock */
+	struct sc_threadq sc_threads;	/* (q) sleepers, every wchan */
+} __attribute__((aligned(64)));
+
+static struct sc_sleepq_chain sc_sleepq_chains[SC_SC_TABLESIZE];
+
+__attribute__((constructor)) static void
+sc_sleepq_init(void)
+{
+	int i;
+
+	for (i = 0; i < SC_SC_TABLESIZE; i++) {
+		sc__spin_init(&sc_sleepq_chains[i].sc_lock, "sleepq chain");
+		TAILQ_INIT(&sc_sleepq_chains[i].sc_threads);
+	}
+}
+
+static struct sc_sleepq_chain *
+sc_sleepq_chain(const void *wchan)
+{
+	return (&sc_sleepq_chains[SC_SC_HASH(wchan)]);
+}
+
+struct sc_spin *
+sc__sleepq_lock(const void *wchan)
+{
+	struct sc_sleepq_chain *sc = sc_sleepq_chain(wchan);
+	struct sc_thread *td = sc_curthread();
+
+	sc__spin_lock(td != NULL ? td->td_machine : NULL, &sc->sc_lock);
+	return (&sc->sc_lock);
+}
+
+void
+sc__sleepq_release(const void *wchan)
+{
+	sc__spin_unlock(&sc_sleepq_chain(wchan)->sc_lock);
+}
+
+/*
+ * sleepq_add() + sleepq_wait(): called with the chain lock of wchan held;
+ * returns with nothing held once woken (or spuriously).
+ */
+void
+sc__sleepq_wait(const void *wchan, const char *wmesg)
+{
+	struct sc_sleepq_chain *sc = sc_sleepq_chain(wchan);
+	struct sc_thread *td = sc_curthread();
+	struct sc_spin *old;
+
+	SC_KASSERT(td != NULL, , "sleep outside a simulated thread");
+	SC_KASSERT(sc__spin_owned(&sc->sc_lock), ,
+	    "sleepq chain of %p not locked", wchan);
+	td->td_wchan = wchan;
+	atomic_store(&td->td_wmesg, wmesg);
+	TAILQ_INSERT_TAIL(&sc->sc_threads, td, td_slpq);
+
+	/*
+	 * thread_lock_set(): td is running, so its lock is the sched_lock;
+	 * from here on its lock is the chain lock, which we hold, so no one
+	 * can wake it before mi_switch() has saved its context.
+	 */
+	sc_thread_lock(td);
+	old = atomic_load(&td->td_lock);
+	atomic_store(&td->td_lock, &sc->sc_lock);
+	sc__spin_unlock(old);
+	atomic_fetch_or(&td->td_inhibitors, SC_TDI_SLEEPING);
+	atomic_store(&td->td_state, SC_TDS_INHIBITED);
+	SC_CNT_INC(td->td_machine, sleeps);
+	sc__mi_switch(td);
+	sc_thread_unlock(td);
+	sc__switch_done();
+}
+
+void
+sc_sleep(const void *wchan, const char *wmesg)
+{
+	SC_KASSERT(sc_curthread() != NULL, ,
+	    "sc_sleep(\"%s\") outside a simulated thread", wmesg);
+	sc__sleepq_lock(wchan);
+	sc__sleepq_wait(wchan, wmesg);
+	__asm__ volatile("" ::: "memory");	/* no tail call: keep the frame */
+}
+
+void
+sc_wakeup(const void *wchan)
+{
+	struct sc_sleepq_chain *sc = sc_sleepq_chain(wchan);
+	struct sc_thread *td, *next;
+
+	sc__sleepq_lock(wchan);
+	TAILQ_FOREACH_SAFE(td, &sc->sc_threads, td_slpq, next) {
+		if (td->td_wchan != wchan)
+			continue;
+		/*
+		 * td may still be switching out (td_lock is blocked_lock
+		 * until cpu_switch has saved its context); after that its
+		 * lock is this chain lock, which we hold.
+		 */
+		while (atomic_load_explicit(&td->td_lock,
+		    memory_order_acquire) == &sc__blocked_lock)
+			__builtin_ia32_pause();
+		TAILQ_REMOVE(&sc->sc_threads, td, td_slpq);
+		td->td_wchan = NULL;
+		atomic_store(&td->td_wmesg, NULL);
+		SC_CNT_INC(td->td_machine, wakeups);
+		if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_SLEEPING) &
+		    ~SC_TDI_SLEEPING) == 0)
+			sc__setrunnable(td);
+		/* A swapped sleeper stays INHIBITED, locked by this chain. */
+	}
+	sc__sleepq_release(wchan);
+}
+
+/* Machine destroy: forget m's sleepers, so no later wakeup touches them. */
+void
+sc__sleepq_remove_machine(struct sc_machine *m)
+{
+	struct sc_thread *td, *next;
+	int i;
+
+	for (i = 0; i < SC_SC_TABLESIZE; i++) {
+		sc__spin_lock(NULL, &sc_sleepq_chains[i].sc_lock);
+		TAILQ_FOREACH_SAFE(td, &sc_sleepq_chains[i].sc_threads,
+		    td_slpq, next) {
+			if (td->td_machine == m)
+				TAILQ_REMOVE(&sc_sleepq_chains[i].sc_threads,
+				    td, td_slpq);
+		}
+		sc__spin_unlock(&sc_sleepq_chains[i].sc_lock);
+	}
+}

@@ -1,0 +1,290 @@
+/*
+ * stack_save_td(): capture the kernel stack of a thread that may be running.
+ *
+ * Kernel counterpart: sys/x86/x86/stack_machdep.c after "Reimplement stack
+ * capture of running threads" (stack_save_td(), stack_capture_intr(), the
+ * IPI_TRACE handshake through stack_intr_td), and sysctl_kern_proc_kstack()
+ * in sys/kern/kern_proc.c.  DESIGN.md section 2 is the protocol step by
+ * step; docs/protocol.md explains it.
+ *
+ * Beyond the kernel (DESIGN.md section 3): the requester's wait is bounded
+ * and may sleep on a futex; a request carries a tag that the handler claims
+ * by compare-and-swap, so a handler that runs after its requester gave up
+ * does nothing; the handler walks into a library buffer that the requester
+ * copies out.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "sc_internal.h"
+#include "sc_sanitizer.h"
+
+/*
+ * Request tags: seq << 10 | cpu << 2 | state, where state is OPEN (the
+ * requester waits) or CLAIMED (a handler walks).  0 means no request.
+ */
+#define SC_REQ_OPEN	0x1
+#define SC_REQ_CLAIMED	0x2
+#define SC_REQ_STATE	0x3
+#define SC_REQ_CPU(tag)	((int)(((tag) >> 2) & 0xff))
+
+static uint64_t
+sc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+}
+
+/*
+ * stack_capture_intr(), in the IPI_TRACE handler of pc: td is the thread
+ * the IPI interrupted (curthread).  Claim the open request if it is for
+ * this CPU, walk td's kernel stack from the interrupted %rbp into the
+ * machine's buffer, then publish td (release) and wake the requester.
+ */
+void
+sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
+    const struct sc_intr_frame *frame)
+{
+	struct sc_machine *m = pc->pc_machine;
+	const struct sc_range *text;
+	uint64_t tag;
+	size_t ntext;
+
+	tag = atomic_load_explicit(&m->m_stack_intr_req, memory_order_acquire);
+	if ((tag & SC_REQ_STATE) != SC_REQ_OPEN ||
+	    SC_REQ_CPU(tag) != pc->pc_cpuid ||
+	    !atomic_compare_exchange_strong(&m->m_stack_intr_req, &tag,
+	    (tag & ~(uint64_t)SC_REQ_STATE) | SC_REQ_CLAIMED)) {
+		/* A late IPI: its requester has given up. */
+		SC_CNT_INC(m, trace_stale);
+		return;
+	}
+	sc__hook(m, SC_HOOK_INTR_BEFORE_WALK, td);
+	/* The text ranges were computed by the requester: no allocation. */
+	sc_text_ranges(&text, &ntext);
+	sc_stack_walk(&m->m_stack_intr_buf, frame->if_rbp, td->td_kstack, text,
+	    ntext);
+	SC_CNT_INC(m, trace_answered);
+	atomic_store_explicit(&m->m_stack_intr_td, td, memory_order_release);
+	atomic_fetch_add(&m->m_stack_intr_futex, 1);
+	if (atomic_load(&m->m_stack_intr_waiting))
+		sc__futex_wake(&m->m_stack_intr_futex, 1);
+}
+
+/*
+ * Wait for the answer to request `tag`.  Returns the thread that answered,
+ * or NULL when the bound expired before any handler claimed the request.
+ */
+static struct sc_thread *
+sc_stack_intr_wait(struct sc_machine *m, uint64_t tag)
+{
+	const struct sc_machine_config *cfg = &m->m_cfg;
+	struct sc_thread *answer;
+	uint64_t start, now, spin_until, deadline;
+	uint32_t seq;
+
+	start = sc_now_ns();
+	deadline = cfg->capture_timeout_ns > 0 ?
+	    start + (uint64_t)cfg->capture_timeout_ns : UINT64_MAX;
+	spin_until = cfg->wait_strategy == SC_WAIT_SPIN ? UINT64_MAX :
+	    cfg->wait_strategy == SC_WAIT_SLEEP ? start :
+	    start + (uint64_t)cfg->wait_spin_ns;
+	for (;;) {
+		seq = atomic_load(&m->m_stack_intr_futex);
+		answer = atomic_load_explicit(&m->m_stack_intr_td,
+		    memory_order_acquire);
+		if (answer != NULL)
+			return (answer);
+		now = sc_now_ns();
+		if (now >= deadline)
+			break;
+		if (now < spin_until) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		atomic_store(&m->m_stack_intr_waiting, 1);
+		if (atomic_load_explicit(&m->m_stack_intr_td,
+		    memory_order_acquire) == NULL)
+			sc__futex_wait(&m->m_stack_intr_futex, seq,
+			    (long)(deadline == UINT64_MAX ? 0 :
+			    deadline - now));
+		atomic_store(&m->m_stack_intr_waiting, 0);
+	}
+	/*
+	 * Give up, unless a handler already claimed the request: then its
+	 * walk is under way into our buffer and ends soon (a handler never
+	 * blocks); wait for it, so that no walk outlives its request.
+	 */
+	if (atomic_compare_exchange_strong(&m->m_stack_intr_req, &tag, 0))
+		return (NULL);
+	while ((answer = atomic_load_explicit(&m->m_stack_intr_td,
+	    memory_order_acquire)) == NULL)
+		__builtin_ia32_pause();
+	return (answer);
+}
+
+/* The pcb walk of a thread that is not running (its lock is held). */
+static void
+sc_stack_capture_pcb(struct sc_stack *st, struct sc_thread *td)
+{
+	const struct sc_range *text;
+	size_t ntext;
+
+	sc_text_ranges(&text, &ntext);
+	sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack, text, ntext);
+}
+
+int
+sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
+{
+	const struct sc_range *text;
+	struct sc_machine *m;
+	struct sc_thread *answer;
+	struct sc_pcpu *pc;
+	uint64_t tag;
+	size_t ntext;
+	int cpuid, error;
+
+	SC_KASSERT(st != NULL && td != NULL, EINVAL, "NULL argument");
+	SC_KASSERT(sc_thread_lock_owned(td), EINVAL,
+	    "thread %d \"%s\" is not locked", td->td_tid, td->td_name);
+	SC_KASSERT(!TD_IS_SWAPPED(td), EINVAL,
+	    "thread %d \"%s\" is swapped", td->td_tid, td->td_name);
+	SC_KASSERT(!TD_IS_RUNNING(td) || td == sc_curthread() ||
+	    sc_proc_lock_owned(td->td_proc), EINVAL,
+	    "thread %d \"%s\" is running and its proc lock is not held",
+	    td->td_tid, td->td_name);
+	SC_KASSERT(sc__spin_held_count() == 1, EINVAL,
+	    "thread %d \"%s\": a spin lock other than its thread lock is "
+	    "held", td->td_tid, td->td_name);
+
+	m = td->td_machine;
+	if (td == sc_curthread()) {
+		sc_stack_save(st);
+		SC_CNT_INC(m, captures);
+		return (0);
+	}
+	/* Compute the text ranges here, so the handler never allocates. */
+	sc_text_ranges(&text, &ntext);
+
+	for (;;) {
+		if (atomic_load(&td->td_state) == SC_TDS_INACTIVE) {
+			error = ESRCH;
+			break;
+		}
+		if (!TD_IS_RUNNING(td)) {
+			/* td cannot start running while we hold its lock. */
+			sc_stack_capture_pcb(st, td);
+			error = 0;
+			break;
+		}
+		sc_thread_unlock(td);
+		sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
+		cpuid = atomic_load(&td->td_oncpu);
+		if (cpuid == SC_NOCPU) {
+			/* Switching: on or off a CPU, shortly. */
+			SC_CNT_INC(m, retry_nocpu);
+			__builtin_ia32_pause();
+			sc_thread_lock(td);
+			continue;
+		}
+		pc = &m->m_pcpu[cpuid];
+
+		sc__mtx_lock(&m->m_capture_mtx);
+		tag = (++m->m_capture_seq << 10) | ((uint64_t)cpuid << 2) |
+		    SC_REQ_OPEN;
+		atomic_store(&m->m_stack_intr_td, NULL);
+		atomic_store_explicit(&m->m_stack_intr_req, tag,
+		    memory_order_release);
+		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
+		sc__ipi_cpu(pc, SC_IPI_TRACE);
+		answer = sc_stack_intr_wait(m, tag);
+		if (answer == td)
+			sc_stack_copy(&m->m_stack_intr_buf, st);
+		atomic_store(&m->m_stack_intr_req, 0);
+		atomic_store(&m->m_stack_intr_td, NULL);
+		sc__mtx_unlock(&m->m_capture_mtx);
+		sc_thread_lock(td);
+
+		if (answer == NULL) {
+			SC_CNT_INC(m, timeouts);
+			sc_stack_zero(st);
+			error = ETIMEDOUT;
+			break;
+		}
+		if (answer == td) {
+			SC_CNT_INC(m, captures_running);
+			error = st->depth > 0 ? 0 : EBUSY;
+			if (error == EBUSY)
+				SC_CNT_INC(m, ebusy);
+			break;
+		}
+		/* td switched off, or the CPU went idle: try again. */
+		if (answer->td_idle)
+			SC_CNT_INC(m, retry_idle);
+		else
+			SC_CNT_INC(m, retry_other);
+		if (!TD_IS_RUNNING(td))
+			SC_CNT_INC(m, retry_offcpu);
+	}
+	SC_CNT_INC(m, captures);
+	return (error);
+}
+
+/* The thread after td in p's list (the first when td is NULL). */
+static struct sc_thread *
+sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
+{
+	struct sc_thread *next;
+
+	pthread_mutex_lock(&p->p_machine->m_list_mtx);
+	next = td == NULL ? p->p_threads : td->td_plist;
+	pthread_mutex_unlock(&p->p_machine->m_list_mtx);
+	return (next);
+}
+
+/*
+ * sysctl_kern_proc_kstack(): the proc lock keeps p's threads from exiting
+ * or swapping; each thread lock, from starting or stopping to run while
+ * its stack is read from the pcb.
+ */
+int
+sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
+    size_t *n)
+{
+	struct sc_thread *td;
+	struct sc_kstack *kk;
+	size_t i = 0;
+
+	SC_KASSERT(p != NULL && n != NULL && (out != NULL || max == 0), EINVAL,
+	    "NULL argument");
+	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
+	    "proc %d: proc lock already held", p->p_pid);
+	sc_proc_lock(p);
+	for (td = sc_proc_next_thread(p, NULL); td != NULL;
+	    td = sc_proc_next_thread(p, td)) {
+		if (atomic_load(&td->td_state) == SC_TDS_INACTIVE)
+			continue;
+		if (i < max) {
+			kk = &out[i];
+			kk->tid = td->td_tid;
+			snprintf(kk->tdname, sizeof(kk->tdname), "%s",
+			    td->td_name);
+			sc_thread_lock(td);
+			if (TD_IS_SWAPPED(td)) {
+				kk->state = SC_KKST_STATE_SWAPPED;
+				sc_stack_zero(&kk->stack);
+			} else if (sc_stack_save_td(&kk->stack, td) == 0)
+				kk->state = SC_KKST_STATE_STACKOK;
+			else
+				kk->state = SC_KKST_STATE_RUNNING;
+			sc_thread_unlock(td);
+		}
+		i++;
+	}
+	sc_proc_unlock(p);
+	*n = i;
+	return (0);
+}
