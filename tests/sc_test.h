@@ -1,0 +1,325 @@
+/*
+ * Helpers shared by the CMocka tests (not part of the library).
+ *
+ * Include this instead of <cmocka.h>: it includes what cmocka.h needs first.
+ * Everything here runs on the test's own thread (a plain pthread) unless
+ * its comment says otherwise: CMocka's assertions long-jump back to the
+ * test runner, which must never happen from a simulated thread's stack.
+ * Simulated threads record what they see in globals; the test asserts.
+ *
+ * Rules the helpers follow, and that tests using them should follow too:
+ * - never assert a timing: every wait is a bounded poll for an observable
+ *   condition (a state, a counter, a flag), and the bound only turns a hang
+ *   into a clear failure;
+ * - the bound is SC_TEST_TIMEOUT_MS (define it before including this file
+ *   to change it); keep it well below the ctest TIMEOUT of the test.
+ */
+#ifndef SC_TEST_H
+#define SC_TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "stackcap.h"
+
+#define SC_TEST_UNUSED	__attribute__((unused))
+
+/*
+ * The bound of every wait, in milliseconds.  Generous on purpose: sanitizer
+ * builds and a loaded 2-core machine are slow, and a test never depends on
+ * the value (it only fails later on a hang).
+ */
+#ifndef SC_TEST_TIMEOUT_MS
+#define SC_TEST_TIMEOUT_MS	20000L
+#endif
+
+/* ------------------------------------------------------------------------
+ * Call chains with known frames
+ * ------------------------------------------------------------------------ */
+
+/*
+ * SC_TEST_NOIPA: neither inlined, cloned nor analysed across calls, so the
+ * function keeps its own frame and symbol.  SC_TEST_BARRIER(): put it after
+ * each call of a chain, so the call is not a tail call (the caller's frame
+ * stays on the stack).  DESIGN.md section 4.
+ */
+#define SC_TEST_NOIPA	__attribute__((noinline, noipa))
+#define SC_TEST_BARRIER() __asm__ volatile("" ::: "memory")
+
+/*
+ * SC_TEST_CHAIN(name, next): define `static void name(void *arg)` that
+ * calls next(arg) and keeps its frame.  next is any `void (void *)`
+ * function (another link, or the innermost one written by hand), so
+ *
+ *	SC_TEST_NOIPA static void f3(void *arg) { sc_sleep(...); SC_TEST_BARRIER(); }
+ *	SC_TEST_CHAIN(f2, f3)
+ *	SC_TEST_CHAIN(f1, f2)
+ *
+ * gives a thread function f1 whose stack reads f3, f2, f1 (innermost first).
+ */
+#define SC_TEST_CHAIN(name, next)					\
+	SC_TEST_NOIPA static void					\
+	name(void *arg)							\
+	{								\
+		next(arg);						\
+		SC_TEST_BARRIER();					\
+	}
+
+/* ------------------------------------------------------------------------
+ * Bounded waits
+ * ------------------------------------------------------------------------ */
+
+struct sc_test_deadline {
+	struct timespec	dl_end;
+};
+
+/* Start a deadline timeout_ms from now. */
+static inline void
+sc_test_deadline_start(struct sc_test_deadline *dl, long timeout_ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, &dl->dl_end);
+	dl->dl_end.tv_sec += timeout_ms / 1000;
+	dl->dl_end.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (dl->dl_end.tv_nsec >= 1000000000L) {
+		dl->dl_end.tv_sec++;
+		dl->dl_end.tv_nsec -= 1000000000L;
+	}
+}
+
+/*
+ * One poll step: sleep a little (200 us: short enough for fast tests, long
+ * enough to leave the real cores to the simulated CPUs), then return true
+ * when the deadline has passed.
+ */
+static inline bool
+sc_test_deadline_poll(struct sc_test_deadline *dl)
+{
+	struct timespec now, nap = { 0, 200 * 1000 };
+
+	nanosleep(&nap, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec > dl->dl_end.tv_sec ||
+	    (now.tv_sec == dl->dl_end.tv_sec &&
+	    now.tv_nsec >= dl->dl_end.tv_nsec));
+}
+
+/*
+ * SC_WAIT_FOR(cond): poll the expression cond until it is true; after
+ * SC_TEST_TIMEOUT_MS, fail the test with "timed out waiting for <cond>"
+ * and the caller's file and line.  Test thread only.
+ */
+#define SC_WAIT_FOR(cond) do {						\
+	struct sc_test_deadline sc_wf_dl_;				\
+									\
+	sc_test_deadline_start(&sc_wf_dl_, SC_TEST_TIMEOUT_MS);	\
+	while (!(cond)) {						\
+		if (sc_test_deadline_poll(&sc_wf_dl_) && !(cond)) {	\
+			print_error("ERROR: timed out (%ld ms) waiting "\
+			    "for %s\n", SC_TEST_TIMEOUT_MS, #cond);	\
+			_fail(__FILE__, __LINE__);			\
+		}							\
+	}								\
+} while (0)
+
+/*
+ * sc_wait_until(pred, arg, timeout_ms, what): the same with a predicate
+ * function: poll pred(arg) until it returns true; after timeout_ms, fail
+ * the test with "timed out waiting for <what>" at the caller's line.
+ * Test thread only.
+ */
+#define sc_wait_until(pred, arg, timeout_ms, what)			\
+	sc_test_wait_until_at((pred), (arg), (timeout_ms), (what),	\
+	    __FILE__, __LINE__)
+
+static inline void
+sc_test_wait_until_at(bool (*pred)(void *), void *arg, long timeout_ms,
+    const char *what, const char *file, int line)
+{
+	struct sc_test_deadline dl;
+
+	sc_test_deadline_start(&dl, timeout_ms);
+	while (!pred(arg)) {
+		if (sc_test_deadline_poll(&dl) && !pred(arg)) {
+			print_error("ERROR: timed out (%ld ms) waiting for "
+			    "%s\n", timeout_ms, what);
+			_fail(file, line);
+		}
+	}
+}
+
+/*
+ * SC_WAIT_STATE(td, state, inh): wait until td is in `state` with at least
+ * the inhibitor bits `inh` (0: any).  Test thread only.
+ */
+#define SC_WAIT_STATE(td, state, inh)					\
+	SC_WAIT_FOR(sc_thread_state(td) == (state) &&			\
+	    (sc_thread_inhibitors(td) & (inh)) == (inh))
+
+/* ------------------------------------------------------------------------
+ * Counters
+ * ------------------------------------------------------------------------ */
+
+/* A snapshot of m's counters, by value.  Any thread. */
+static inline struct sc_counters
+sc_test_counters(struct sc_machine *m)
+{
+	struct sc_counters c;
+
+	sc_machine_counters(m, &c);
+	return (c);
+}
+
+/* SC_COUNTER(m, field): one counter of m, now.  Any thread. */
+#define SC_COUNTER(m, field)	(sc_test_counters(m).field)
+
+/*
+ * SC_WAIT_COUNTER_ABOVE(m, field, base): wait until m's counter `field`
+ * exceeds base (a value read earlier, e.g. SC_COUNTER(m, spin_waits)).
+ * This is how a test observes that a CPU waited for a lock.  Test thread.
+ */
+#define SC_WAIT_COUNTER_ABOVE(m, field, base)				\
+	SC_WAIT_FOR(SC_COUNTER(m, field) > (uint64_t)(base))
+
+/* ------------------------------------------------------------------------
+ * Machines
+ * ------------------------------------------------------------------------ */
+
+/* A machine with ncpu CPUs and the default configuration, or fail. */
+static inline struct sc_machine *
+sc_test_machine(int ncpu)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m = NULL;
+
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = ncpu;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_non_null(m);
+	return (m);
+}
+
+/* ------------------------------------------------------------------------
+ * Panic handlers (sc_set_panic_handler)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * sc_test_panic_record: a handler that records the message and returns.
+ * On a plain pthread the failing call then returns EINVAL; on a simulated
+ * thread that thread is parked for good (INHIBITED, SC_TDI_SUSPENDED).
+ * Any thread.  Read with sc_test_panic_count() / sc_test_panic_msg() once
+ * the count has moved (SC_WAIT_FOR(sc_test_panic_count() > n)).  Call
+ * sc_test_panic_reset() before each use.
+ */
+static char sc_test_panic_buf[512] SC_TEST_UNUSED;
+static _Atomic int sc_test_panic_n SC_TEST_UNUSED;
+
+static SC_TEST_UNUSED void
+sc_test_panic_record(const char *msg)
+{
+	/* The message first; the count publishes it (seq_cst). */
+	snprintf(sc_test_panic_buf, sizeof(sc_test_panic_buf), "%s", msg);
+	atomic_fetch_add(&sc_test_panic_n, 1);
+}
+
+static inline int
+sc_test_panic_count(void)
+{
+	return (atomic_load(&sc_test_panic_n));
+}
+
+/* The last recorded message (valid once sc_test_panic_count() moved). */
+static inline const char *
+sc_test_panic_msg(void)
+{
+	return (sc_test_panic_buf);
+}
+
+static inline void
+sc_test_panic_reset(void)
+{
+	sc_test_panic_buf[0] = '\0';
+	atomic_store(&sc_test_panic_n, 0);
+}
+
+/*
+ * sc_test_panic_cmocka: a handler for the test's own thread that turns the
+ * KASSERT into a CMocka assertion: inside expect_assert_failure(call) it
+ * long-jumps back to the test (the expected failure); anywhere else it
+ * fails the test with the message.  Never install it while a simulated
+ * thread may fail an assertion (it would long-jump across stacks).
+ */
+static SC_TEST_UNUSED void
+sc_test_panic_cmocka(const char *msg)
+{
+	mock_assert(0, msg, __FILE__, __LINE__);
+}
+
+/* ------------------------------------------------------------------------
+ * Symbolised stacks
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The index of the first frame of st, from `from` on, whose symbol (by
+ * sc_symbolize) is `name`; -1 if none.  Not a signal handler.
+ */
+static inline int
+sc_test_stack_find(const struct sc_stack *st, int from, const char *name)
+{
+	char sym[128];
+	uintptr_t off;
+	int i;
+
+	for (i = from < 0 ? 0 : from; i < st->depth; i++) {
+		if (sc_symbolize(st->pcs[i], sym, sizeof(sym), &off) == 0 &&
+		    strcmp(sym, name) == 0)
+			return (i);
+	}
+	return (-1);
+}
+
+/*
+ * Does st contain the frames names[0..n) in that order (innermost first),
+ * each strictly after the previous one?  Other frames may come between.
+ */
+static inline bool
+sc_test_stack_has_chain(const struct sc_stack *st, const char *const *names,
+    int n)
+{
+	int i, at = 0;
+
+	for (i = 0; i < n; i++) {
+		at = sc_test_stack_find(st, at, names[i]);
+		if (at < 0)
+			return (false);
+		at++;
+	}
+	return (true);
+}
+
+/*
+ * SC_ASSERT_CHAIN(st, "f3", "f2", "f1"): fail, printing the stack in
+ * procstat -kk form, unless st holds those frames in that order.
+ */
+#define SC_ASSERT_CHAIN(st, ...) do {					\
+	static const char *const sc_ac_names_[] = { __VA_ARGS__ };	\
+	char sc_ac_buf_[1024];						\
+									\
+	if (!sc_test_stack_has_chain((st), sc_ac_names_,		\
+	    (int)(sizeof(sc_ac_names_) / sizeof(sc_ac_names_[0])))) {	\
+		sc_stack_format_kk((st), sc_ac_buf_,			\
+		    sizeof(sc_ac_buf_));				\
+		print_error("ERROR: stack (depth %d) lacks the chain "	\
+		    "%s: %s\n", (st)->depth, #__VA_ARGS__, sc_ac_buf_);	\
+		_fail(__FILE__, __LINE__);				\
+	}								\
+} while (0)
+
+#endif /* !SC_TEST_H */
