@@ -24,7 +24,7 @@ sc__panic(const char *func, const char *cond, const char *fmt, ...)
 {
 	void (*fn)(const char *);
 	struct sc_thread *td;
-	char msg[512];
+	static __thread char msg[512];	/* outlives a handler that long-jumps */
 	va_list ap;
 	int n;
 

@@ -403,6 +403,13 @@ sc_sched_switch(struct sc_thread *td, struct sc_pcpu *pc, struct sc_spin *tmtx)
 	struct sc_thread *newtd;
 	bool dying;
 
+	/*
+	 * As in sched_ule.c, td_oncpu becomes NOCPU before a yielding thread
+	 * leaves the RUNNING state: stack_save_td() may see "RUNNING but
+	 * NOCPU" and must spin.
+	 */
+	atomic_store(&td->td_oncpu, SC_NOCPU);
+	sc__hook(m, SC_HOOK_SWITCH_NOCPU, td);
 	if (TD_IS_RUNNING(td)) {
 		if (td->td_idle)
 			atomic_store(&td->td_state, SC_TDS_CAN_RUN);
@@ -410,11 +417,11 @@ sc_sched_switch(struct sc_thread *td, struct sc_pcpu *pc, struct sc_spin *tmtx)
 			sc_runq_add(m, td);
 	}
 	newtd = sc_choose(m, pc);
-	if (newtd == td)
+	if (newtd == td) {
+		atomic_store(&td->td_oncpu, pc->pc_cpuid);
 		return;
+	}
 
-	atomic_store(&td->td_oncpu, SC_NOCPU);
-	sc__hook(m, SC_HOOK_SWITCH_NOCPU, td);
 	if (atomic_load(&newtd->td_lastcpu) != SC_NOCPU &&
 	    atomic_load(&newtd->td_lastcpu) != pc->pc_cpuid)
 		SC_CNT_INC(m, migrations);
