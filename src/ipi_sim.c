@@ -99,9 +99,24 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 		SC_CNT_INC(pc->pc_machine, ipis_deferred);
 		goto out;
 	}
+#if defined(SC_SANITIZER_THREAD)
+	/*
+	 * TSan runs the handler late, inside the interceptor where it noticed
+	 * the signal, with the context of the arrival: that %rbp may belong
+	 * to code that has returned since.  Walk from the poll point that
+	 * let the handler run (sc_sanitizer.h), else from the handler's own
+	 * frame, which is then on the thread's stack.
+	 */
+	frame.if_rbp = atomic_load(&pc->pc_tsan_poll_rbp);
+	if (frame.if_rbp == 0)
+		frame.if_rbp = (uintptr_t)__builtin_frame_address(0);
+	frame.if_rsp = frame.if_rbp;
+	frame.if_rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#else
 	frame.if_rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	frame.if_rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	frame.if_rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+#endif
 	sc_ipi_dispatch(pc, &frame, uc);
 out:
 	errno = saved_errno;

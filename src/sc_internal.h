@@ -155,6 +155,7 @@ struct sc_pcpu {
 	void		*pc_sigstack;	/* (c) alternate signal stack */
 	size_t		pc_sigstack_len; /* (c) */
 	_Atomic int	pc_stopped;	/* (a) the pthread left the machine */
+	_Atomic uintptr_t pc_tsan_poll_rbp; /* (k) TSan: frame of the poll */
 } __attribute__((aligned(64)));
 
 struct sc_machine {

@@ -107,18 +107,24 @@ sc__san_unpoison(struct sc_range r)
 
 /*
  * TSan runs an asynchronous signal's handler late, at the thread's next
- * interceptor call.  Loops that wait for an IPI (the idle loop, spinning
- * targets through sc_maybe_yield()) call an intercepted function here so
- * that a pending IPI runs; elsewhere this is nothing.
+ * interceptor call, on the thread's own stack and with the context of the
+ * arrival, which may be long gone.  Loops that wait for an IPI (the idle
+ * loop, spinning targets through sc_maybe_yield()) call an intercepted
+ * function here so that a pending IPI runs, and leave the frame of their
+ * caller in pc_tsan_poll_rbp: the handler walks from there.  Without TSan
+ * this is nothing.
  */
-static inline void
-sc__san_poll_signals(void)
-{
 #if defined(SC_SANITIZER_THREAD)
-	struct timespec ts = { 0, 0 };
-
-	nanosleep(&ts, NULL);
+#define sc__san_poll_signals(pc) do {					\
+	struct timespec ts_ = { 0, 0 };					\
+									\
+	atomic_store(&(pc)->pc_tsan_poll_rbp,				\
+	    (uintptr_t)__builtin_frame_address(0));			\
+	nanosleep(&ts_, NULL);						\
+	atomic_store(&(pc)->pc_tsan_poll_rbp, 0);			\
+} while (0)
+#else
+#define sc__san_poll_signals(pc)	((void)(pc))
 #endif
-}
 
 #endif /* !SC_SANITIZER_H */

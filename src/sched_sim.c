@@ -553,7 +553,7 @@ sc_maybe_yield(void)
 
 	if (pc == NULL)
 		return;
-	sc__san_poll_signals();
+	sc__san_poll_signals(pc);
 	if (!sc_runq_busy(pc->pc_machine, pc) &&
 	    !atomic_load_explicit(&pc->pc_machine->m_dying,
 	    memory_order_relaxed))
@@ -870,7 +870,7 @@ sc_idle_loop(void *arg)
 		/* The bound only limits damage from a lost wake; none is
 		 * expected (sched_add bumps the word before waking). */
 		sc__futex_wait(&pc->pc_idle_futex, seq, 200 * 1000 * 1000L);
-		sc__san_poll_signals();
+		sc__san_poll_signals(pc);
 		atomic_store(&pc->pc_idling, 0);
 	}
 }

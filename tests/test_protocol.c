@@ -269,6 +269,43 @@ stack_has_chain(const struct sc_stack *st, const char *const *names, int n)
  */
 static const char *const spin_chain[] = { "spin_outer", "target_main" };
 
+/*
+ * TSan cannot model an asynchronous signal to a thread on a hand-switched
+ * stack: it queues the signal in the state of the fiber that was current
+ * when it arrived and runs the handler at that fiber's next interceptor
+ * call, so whether and when the IPI is handled depends on which fiber runs
+ * there and on what it calls (seen: ETIMEDOUT after 1 s).  The scenarios
+ * that need an IPI to interrupt a thread in a given place are skipped
+ * under TSan only; those whose IPI lands in the idle loop, in the deferred
+ * path or nowhere still run there.
+ */
+#if defined(SC_SANITIZER_THREAD)
+#define SKIP_UNDER_TSAN()	skip()
+#else
+#define SKIP_UNDER_TSAN()	do { } while (0)
+#endif
+
+/*
+ * Check a capture that an IPI handler walked.  TSan runs asynchronous
+ * handlers late, at its next interception point, where the frames are not
+ * the target's loop (DESIGN.md section 4): there, assert the handshake and
+ * the identity only.  EBUSY is only ever returned when the answer named the
+ * target, so it proves the identity too.
+ */
+static void
+assert_handler_capture(int error, const struct sc_stack *st)
+{
+#if defined(SC_SANITIZER_THREAD)
+	if (error != 0 && error != EBUSY)
+		fprintf(stderr, "handler capture: error %d\n", error);
+	assert_true(error == 0 || error == EBUSY);
+	(void)st;
+#else
+	assert_int_equal(error, 0);
+	assert_true(stack_has_chain(st, spin_chain, 2));
+#endif
+}
+
 static int
 setup_ncpu(int ncpu, long timeout_ns)
 {
@@ -344,9 +381,10 @@ test_running_capture(void **state)
 	struct target t;
 	struct sc_stack st;
 
+	SKIP_UNDER_TSAN();
+
 	target_start(&t, "runner");
-	assert_int_equal(capture(&st, t.td), 0);
-	assert_true(stack_has_chain(&st, spin_chain, 2));
+	assert_handler_capture(capture(&st, t.td), &st);
 	assert_int_equal(CNT(captures_running), 1);
 	assert_int_equal(CNT(trace_answered), 1);
 	assert_int_equal(CNT(retry_idle) + CNT(retry_other) +
@@ -359,6 +397,8 @@ test_user_mode_ebusy(void **state)
 {
 	struct target t;
 	struct sc_stack st;
+
+	SKIP_UNDER_TSAN();
 
 	target_start(&t, "user");
 	atomic_store(&t.cmd, CMD_USER);
@@ -431,6 +471,7 @@ test_ipi_hits_other_thread(void **state)
 	struct target t;
 	struct sc_stack st;
 
+	SKIP_UNDER_TSAN();
 	target_start(&t, "yielder");
 	atomic_store(&t.no_preempt, 1);
 	assert_int_equal(sc_thread_create(P, "hog", hog_main, &stop, &hog), 0);
@@ -533,9 +574,10 @@ test_lost_ipi_times_out(void **state)
 	atomic_store(&t.cmd, CMD_NONE);
 	assert_true(WAIT_CNT(trace_stale, 1));
 	assert_int_equal(CNT(trace_answered), 0);
-	/* The machine still works. */
-	assert_int_equal(capture(&st, t.td), 0);
-	assert_true(stack_has_chain(&st, spin_chain, 2));
+#if !defined(SC_SANITIZER_THREAD)
+	/* The machine still works (under TSan, see SKIP_UNDER_TSAN). */
+	assert_handler_capture(capture(&st, t.td), &st);
+#endif
 	target_stop(&t);
 }
 
