@@ -1,0 +1,407 @@
+/*
+ * Stress with an identity check: capturers (plain pthreads outside the
+ * machine and simulated threads inside it) against many threads on more
+ * simulated CPUs than real cores, which spin, sleep, yield, migrate, enter
+ * user mode, get swapped, exit and are replaced.
+ *
+ * Each slot's threads recurse to a depth of their own before they start
+ * working, so every capture is checked: a stack whose number of recursion
+ * frames is not its thread's is a misattribution.  A watchdog fails the run
+ * when a capturer or a slot makes no progress for STALL_S seconds.
+ *
+ * STACKCAP_STRESS_SECONDS sets the duration (default 4), for long runs.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "sc_test.h"
+#include "stackcap.h"
+
+#define NCPU		8
+#define NPROC		3
+#define NSLOT		24		/* slot k recurses to depth k + 1 */
+#define NPLAIN		2		/* plain pthread capturers */
+#define STALL_S		20
+
+struct slot {
+	int		k;
+	int		depth;
+	struct sc_proc	*p;
+	_Atomic(struct sc_thread *) td;
+	_Atomic uint64_t progress;	/* work iterations */
+	uint64_t	rng;		/* (the slot's thread only) */
+	_Atomic int	user_spins;
+};
+
+static struct sc_machine *M;
+static struct sc_proc *P[NPROC];
+static struct slot S[NSLOT];
+static _Atomic int stop;
+static _Atomic uintptr_t ra_rec, ra_work;	/* learned return addresses */
+
+static _Atomic uint64_t n_captures, n_ok, n_ebusy, n_esrch, n_timeouts;
+static _Atomic uint64_t n_misattributed, n_swapped_skip, n_spawned;
+static _Atomic uint64_t plain_progress[NPLAIN];
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return (*s);
+}
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
+/*
+ * The identity check.  A stack that reached work_loop holds exactly
+ * depth - 1 rec-to-rec return addresses; one caught on its way down or up
+ * holds at most that many.
+ */
+static void
+check_identity(const struct slot *s, const struct sc_stack *st)
+{
+	uintptr_t rr = atomic_load(&ra_rec), rw = atomic_load(&ra_work);
+	int i, nrec = 0;
+	bool at_work = false;
+
+	if (rr == 0 || rw == 0)
+		return;		/* not learned yet */
+	for (i = 0; i < st->depth; i++) {
+		if (st->pcs[i] == rr)
+			nrec++;
+		else if (st->pcs[i] == rw)
+			at_work = true;
+	}
+	if (nrec > s->depth - 1 || (at_work && nrec != s->depth - 1)) {
+		if (atomic_fetch_add(&n_misattributed, 1) < 5) {
+			fprintf(stderr, "misattributed: slot %d (depth %d) "
+			    "got %d rec frames (at work: %d)\n", s->k,
+			    s->depth, nrec, at_work);
+			sc_stack_print(stderr, st);
+		}
+	}
+}
+
+static void
+capture_slot(struct slot *s)
+{
+	struct sc_thread *td = atomic_load(&s->td);
+	struct sc_stack st;
+	int error;
+
+	if (td == NULL)
+		return;
+	sc_proc_lock(s->p);
+	sc_thread_lock(td);
+	if (sc_thread_inhibitors(td) & SC_TDI_SWAPPED) {
+		sc_thread_unlock(td);
+		sc_proc_unlock(s->p);
+		atomic_fetch_add(&n_swapped_skip, 1);
+		return;
+	}
+	error = sc_stack_save_td(&st, td);
+	sc_thread_unlock(td);
+	sc_proc_unlock(s->p);
+	atomic_fetch_add(&n_captures, 1);
+	switch (error) {
+	case 0:
+		atomic_fetch_add(&n_ok, 1);
+		check_identity(s, &st);
+		break;
+	case EBUSY:
+		atomic_fetch_add(&n_ebusy, 1);
+		break;
+	case ESRCH:
+		atomic_fetch_add(&n_esrch, 1);
+		break;
+	case ETIMEDOUT:
+		atomic_fetch_add(&n_timeouts, 1);
+		break;
+	default:
+		fail_msg("sc_stack_save_td: unexpected error %d", error);
+	}
+}
+
+/* --- The workers --- */
+
+SC_TEST_NOIPA static void
+user_spin(void *arg)
+{
+	struct slot *s = arg;
+	int i;
+
+	for (i = 0; i < 2000; i++)
+		atomic_fetch_add_explicit(&s->user_spins, 1,
+		    memory_order_relaxed);
+}
+
+SC_TEST_NOIPA static void
+work_loop(struct slot *s)
+{
+	uint64_t left = 50 + rnd(&s->rng) % 200;
+	int i, n;
+
+	atomic_store(&ra_work, (uintptr_t)__builtin_return_address(0));
+	while (left-- > 0 && !atomic_load(&stop)) {
+		switch (rnd(&s->rng) % 8) {
+		case 0:
+		case 1:
+			n = (int)(rnd(&s->rng) % 20000);
+			for (i = 0; i < n; i++)
+				if ((i & 255) == 0)
+					sc_maybe_yield();
+			break;
+		case 2:
+			sc_yield();
+			break;
+		case 3:
+			sc_sleep(s, "stress");	/* the waker wakes us */
+			break;
+		case 4:
+			sc_user_call(user_spin, s);
+			break;
+		case 5:
+			(void)sc_sched_bind((int)(rnd(&s->rng) % NCPU));
+			(void)sc_sched_bind(SC_NOCPU);
+			break;
+		case 6:
+			/* A simulated capturer. */
+			capture_slot(&S[rnd(&s->rng) % NSLOT]);
+			break;
+		default:
+			sc_maybe_yield();
+		}
+		atomic_fetch_add(&s->progress, 1);
+		SC_TEST_BARRIER();
+	}
+}
+
+SC_TEST_NOIPA static void
+rec(struct slot *s, int d)
+{
+	/* Called by rec itself: learn where such a call returns. */
+	if (d < s->depth)
+		atomic_store(&ra_rec, (uintptr_t)__builtin_return_address(0));
+	if (d > 1) {
+		rec(s, d - 1);
+		SC_TEST_BARRIER();
+		return;
+	}
+	work_loop(s);
+	SC_TEST_BARRIER();
+}
+
+static void
+worker_main(void *arg)
+{
+	struct slot *s = arg;
+
+	rec(s, s->depth);
+}
+
+/* --- Plain pthreads: capturers, waker, swapper, spawner, watchdog --- */
+
+static void *
+plain_capturer(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	uint64_t rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(id + 1);
+
+	while (!atomic_load(&stop)) {
+		capture_slot(&S[rnd(&rng) % NSLOT]);
+		atomic_fetch_add(&plain_progress[id], 1);
+	}
+	return (NULL);
+}
+
+static void *
+waker(void *arg)
+{
+	struct timespec ts = { 0, 200 * 1000 };
+	int k;
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		for (k = 0; k < NSLOT; k++)
+			sc_wakeup(&S[k]);
+		nanosleep(&ts, NULL);
+	}
+	return (NULL);
+}
+
+static void *
+swapper(void *arg)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	uint64_t rng = 12345;
+	struct sc_thread *td;
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		td = atomic_load(&S[rnd(&rng) % NSLOT].td);
+		if (td == NULL || sc_thread_swapout(td) != 0)
+			continue;
+		nanosleep(&ts, NULL);
+		assert_int_equal(sc_thread_swapin(td), 0);
+	}
+	return (NULL);
+}
+
+static void
+spawn(struct slot *s)
+{
+	struct sc_thread *td;
+	char name[32];
+
+	snprintf(name, sizeof(name), "stress%d", s->k);
+	assert_int_equal(sc_thread_create(s->p, name, worker_main, s, &td), 0);
+	atomic_store(&s->td, td);
+	atomic_fetch_add(&n_spawned, 1);
+}
+
+static void *
+spawner(void *arg)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	int k;
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		for (k = 0; k < NSLOT; k++)
+			if (sc_thread_exited(atomic_load(&S[k].td)))
+				spawn(&S[k]);
+		nanosleep(&ts, NULL);
+	}
+	return (NULL);
+}
+
+/* A slot makes progress when its thread works or is replaced. */
+static uint64_t
+slot_mark(const struct slot *s)
+{
+	return (atomic_load(&s->progress) + (uint64_t)(uintptr_t)
+	    atomic_load(&s->td));
+}
+
+static void
+test_stress_identity(void **state)
+{
+	pthread_t cap[NPLAIN], wk, sw, sp;
+	uint64_t last[NSLOT + NPLAIN], cur;
+	int64_t last_change[NSLOT + NPLAIN], end, t;
+	const char *env;
+	struct sc_machine_config cfg;
+	struct sc_counters c;
+	int i, k, seconds;
+
+	env = getenv("STACKCAP_STRESS_SECONDS");
+	seconds = env != NULL ? atoi(env) : 4;
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = NCPU;
+	assert_int_equal(sc_machine_create(&cfg, &M), 0);
+	for (i = 0; i < NPROC; i++)
+		assert_int_equal(sc_proc_create(M, "stress", &P[i]), 0);
+	for (k = 0; k < NSLOT; k++) {
+		S[k].k = k;
+		S[k].depth = k + 1;
+		S[k].p = P[k % NPROC];
+		S[k].rng = 0x2545f4914f6cdd1dULL * (uint64_t)(k + 1);
+		spawn(&S[k]);
+	}
+	for (i = 0; i < NPLAIN; i++)
+		assert_int_equal(pthread_create(&cap[i], NULL, plain_capturer,
+		    (void *)(intptr_t)i), 0);
+	assert_int_equal(pthread_create(&wk, NULL, waker, NULL), 0);
+	assert_int_equal(pthread_create(&sw, NULL, swapper, NULL), 0);
+	assert_int_equal(pthread_create(&sp, NULL, spawner, NULL), 0);
+
+	/* The watchdog. */
+	t = now_ns();
+	end = t + (int64_t)seconds * 1000000000LL;
+	for (i = 0; i < NSLOT + NPLAIN; i++) {
+		last[i] = 0;
+		last_change[i] = t;
+	}
+	while ((t = now_ns()) < end) {
+		usleep(100 * 1000);
+		for (i = 0; i < NSLOT + NPLAIN; i++) {
+			cur = i < NSLOT ? slot_mark(&S[i]) :
+			    atomic_load(&plain_progress[i - NSLOT]);
+			if (cur != last[i]) {
+				last[i] = cur;
+				last_change[i] = t;
+			} else if (t - last_change[i] > STALL_S * 1000000000LL)
+				fail_msg("watchdog: %s %d made no progress for "
+				    "%d s", i < NSLOT ? "slot" : "capturer",
+				    i < NSLOT ? i : i - NSLOT, STALL_S);
+		}
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < NPLAIN; i++)
+		pthread_join(cap[i], NULL);
+	pthread_join(sw, NULL);
+	pthread_join(sp, NULL);
+	pthread_join(wk, NULL);
+	for (k = 0; k < NSLOT; k++) {
+		struct sc_thread *td = atomic_load(&S[k].td);
+
+		(void)sc_thread_swapin(td);
+		sc_wakeup(&S[k]);
+		assert_int_equal(sc_thread_join(td), 0);
+	}
+	sc_machine_counters(M, &c);
+	printf("stress: %d s, %d CPUs, %d slots: captures %lu (ok %lu, "
+	    "ebusy %lu, esrch %lu, swapped-skipped %lu), timeouts %lu, "
+	    "misattributed %lu, threads spawned %lu\n", seconds, NCPU, NSLOT,
+	    (unsigned long)n_captures, (unsigned long)n_ok,
+	    (unsigned long)n_ebusy, (unsigned long)n_esrch,
+	    (unsigned long)n_swapped_skip, (unsigned long)n_timeouts,
+	    (unsigned long)n_misattributed, (unsigned long)n_spawned);
+	printf("stress: retries nocpu %lu idle %lu other %lu (off cpu %lu); "
+	    "running captures %lu; ipis sent %lu deferred %lu stale %lu; "
+	    "switches %lu migrations %lu swapouts %lu\n",
+	    (unsigned long)c.retry_nocpu, (unsigned long)c.retry_idle,
+	    (unsigned long)c.retry_other, (unsigned long)c.retry_offcpu,
+	    (unsigned long)c.captures_running, (unsigned long)c.ipis_sent,
+	    (unsigned long)c.ipis_deferred, (unsigned long)c.trace_stale,
+	    (unsigned long)c.switches, (unsigned long)c.migrations,
+	    (unsigned long)c.swapouts);
+	sc_machine_destroy(M);
+	assert_int_equal(atomic_load(&n_misattributed), 0);
+	assert_int_equal(atomic_load(&n_timeouts), 0);
+	assert_true(atomic_load(&n_ok) > 0);
+	assert_true(c.captures_running > 0);
+	assert_true(c.retry_idle + c.retry_other + c.retry_nocpu > 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stress_identity),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
