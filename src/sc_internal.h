@@ -41,6 +41,13 @@
  */
 #define SC_TLS_IE	__attribute__((tls_model("initial-exec")))
 
+/* Never inlined nor analysed across calls (clang has no noipa). */
+#if defined(__clang__)
+#define SC_NOIPA	__attribute__((noinline))
+#else
+#define SC_NOIPA	__attribute__((noinline, noipa))
+#endif
+
 #define SC_MAXCPU	256
 
 /* IPI vectors, one bit each in pc_ipi_pending (x86 mp_x86.c). */

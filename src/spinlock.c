@@ -45,7 +45,7 @@ sc__pcpu_handler(void)
  * the whole of a function.  This function is never inlined nor analysed
  * (noipa), so every call reads the current pthread's value afresh.
  */
-__attribute__((noinline, noipa)) struct sc_pcpu *
+SC_NOIPA struct sc_pcpu *
 sc__pcpu_get(void)
 {
 	return (sc_pcpu_self);

@@ -86,7 +86,7 @@ sc_pthread_stack_range(void)
  * noinline and noipa: the first recorded address must be the return address
  * into our caller, so this function needs a frame of its own.
  */
-__attribute__((noinline, noipa)) void
+SC_NOIPA void
 sc_stack_save(struct sc_stack *st)
 {
 	const struct sc_range *text;

@@ -51,7 +51,11 @@
  * each call of a chain, so the call is not a tail call (the caller's frame
  * stays on the stack).  DESIGN.md section 4.
  */
+#if defined(__clang__)
+#define SC_TEST_NOIPA	__attribute__((noinline))	/* clang has no noipa */
+#else
 #define SC_TEST_NOIPA	__attribute__((noinline, noipa))
+#endif
 #define SC_TEST_BARRIER() __asm__ volatile("" ::: "memory")
 
 /*

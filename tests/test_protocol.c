@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "sc_test.h"
 #include "stackcap.h"
 
 #define BARRIER()	__asm__ volatile("" ::: "memory")
@@ -75,9 +76,11 @@ static uint64_t
 counter(size_t off)
 {
 	struct sc_counters c;
+	uint64_t v;
 
 	sc_machine_counters(M, &c);
-	return (*(uint64_t *)((char *)&c + off));
+	memcpy(&v, (char *)&c + off, sizeof(v));
+	return (v);
 }
 #define CNT(f)	counter(offsetof(struct sc_counters, f))
 
@@ -113,7 +116,7 @@ wait_state(struct sc_thread *td, enum sc_td_state s)
 
 /* --- The target: target_main -> spin_outer -> spin_inner (loop) --- */
 
-__attribute__((noipa, noinline)) static void
+SC_TEST_NOIPA static void
 user_spin(void *arg)
 {
 	struct target *t = arg;
@@ -124,7 +127,7 @@ user_spin(void *arg)
 	atomic_store(&t->in_user, 0);
 }
 
-__attribute__((noipa, noinline)) static void
+SC_TEST_NOIPA static void
 cli_wait(struct target *t)
 {
 	sc_spinlock_enter();
@@ -135,7 +138,7 @@ cli_wait(struct target *t)
 	BARRIER();
 }
 
-__attribute__((noipa, noinline)) static void
+SC_TEST_NOIPA static void
 block_wait(struct target *t)
 {
 	sigset_t set, old;
@@ -151,7 +154,7 @@ block_wait(struct target *t)
 	BARRIER();
 }
 
-__attribute__((noipa, noinline)) static void
+SC_TEST_NOIPA static void
 spin_inner(struct target *t)
 {
 	int c;
@@ -190,14 +193,14 @@ spin_inner(struct target *t)
 	BARRIER();
 }
 
-__attribute__((noipa, noinline)) static void
+SC_TEST_NOIPA static void
 spin_outer(struct target *t)
 {
 	spin_inner(t);
 	BARRIER();
 }
 
-__attribute__((noipa, noinline)) static void
+SC_TEST_NOIPA static void
 target_main(void *arg)
 {
 	spin_outer(arg);
