@@ -109,7 +109,8 @@ struct sc_thread {
 	struct sc_intr_frame *td_intr_frame; /* (k) while the handler runs */
 	void		(*td_fn)(void *); /* (c) */
 	void		*td_arg;	/* (c) */
-	char		*td_kstack_map;	/* (c) mapping, guard page first */
+	char		*td_kstack_map;	/* (c) mapping, guard page first; NULL
+					   once the thread is reaped */
 	size_t		td_kstack_maplen; /* (c) */
 	struct sc_range	td_kstack;	/* (c) the usable kernel stack */
 	char		*td_ustack;	/* (k) user stack, mapped on first use */
@@ -169,6 +170,8 @@ struct sc_machine {
 	struct sc_machine_config m_cfg;	/* (c) */
 	int		m_ncpu;		/* (c) */
 	size_t		m_kstack_len;	/* (c) usable kernel stack bytes */
+	void		*m_kstack_cache[64]; /* (l) stacks of reaped threads */
+	int		m_nkstack_cache; /* (l) */
 	struct sc_pcpu	*m_pcpu;	/* (c) [m_ncpu] */
 	struct sc_spin	m_sched_lock;	/* 4BSD's sched_lock */
 	struct sc_threadq m_runq;	/* (s) threads not bound */

@@ -33,6 +33,8 @@
 #define SC_IDLE_PID	11
 #define SC_FIRST_PID	100
 
+static void	sc_kstack_free(struct sc_machine *m, void *map);
+
 /* ------------------------------------------------------------------------
  * Futexes
  * ------------------------------------------------------------------------ */
@@ -485,6 +487,16 @@ sc__switch_done(void)
 	if (pc == NULL || (td = pc->pc_deadthread) == NULL)
 		return;
 	pc->pc_deadthread = NULL;
+	/*
+	 * Nothing reads a reaped thread's stacks: it is INACTIVE, so
+	 * stack_save_td() answers ESRCH without a walk.
+	 */
+	sc_kstack_free(td->td_machine, td->td_kstack_map);
+	td->td_kstack_map = NULL;
+	if (td->td_ustack != NULL) {
+		munmap(td->td_ustack, td->td_ustack_len);
+		td->td_ustack = NULL;
+	}
 	sc__mtx_unlock_as(&td->td_proc->p_mtx, (uintptr_t)td);
 	atomic_store(&td->td_exited, 1);
 	sc__futex_wake(&td->td_exited, 1 << 30);
@@ -602,6 +614,52 @@ sc_user_call(void (*fn)(void *), void *arg)
  * Threads and processes
  * ------------------------------------------------------------------------ */
 
+/*
+ * Kernel stacks, with a cache of the stacks of reaped threads (the kernel
+ * keeps one too, vm_thread_stack_create()/kstack_cache).  The thread
+ * structs themselves are never reused: they stay type-stable and say
+ * "exited" for as long as the machine lives.
+ */
+static void *
+sc_kstack_alloc(struct sc_machine *m)
+{
+	size_t len = SC_PAGE_SIZE + m->m_kstack_len;
+	void *map = NULL;
+
+	pthread_mutex_lock(&m->m_list_mtx);
+	if (m->m_nkstack_cache > 0)
+		map = m->m_kstack_cache[--m->m_nkstack_cache];
+	pthread_mutex_unlock(&m->m_list_mtx);
+	if (map != NULL)
+		return (map);
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (map == MAP_FAILED)
+		return (NULL);
+	/* The guard page below the stack: an overflow faults at once. */
+	(void)mprotect(map, SC_PAGE_SIZE, PROT_NONE);
+	return (map);
+}
+
+static void
+sc_kstack_free(struct sc_machine *m, void *map)
+{
+	struct sc_range r;
+
+	r.lo = (uintptr_t)map + SC_PAGE_SIZE;
+	r.hi = r.lo + m->m_kstack_len;
+	sc__san_unpoison(r);
+	pthread_mutex_lock(&m->m_list_mtx);
+	if (m->m_nkstack_cache < (int)(sizeof(m->m_kstack_cache) /
+	    sizeof(m->m_kstack_cache[0]))) {
+		m->m_kstack_cache[m->m_nkstack_cache++] = map;
+		map = NULL;
+	}
+	pthread_mutex_unlock(&m->m_list_mtx);
+	if (map != NULL)
+		munmap(map, SC_PAGE_SIZE + m->m_kstack_len);
+}
+
 static int
 sc_thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
     void *arg, bool idle, struct sc_thread **tdp)
@@ -615,14 +673,11 @@ sc_thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
 	if (td == NULL)
 		return (ENOMEM);
 	td->td_kstack_maplen = SC_PAGE_SIZE + m->m_kstack_len;
-	map = mmap(NULL, td->td_kstack_maplen, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	if (map == MAP_FAILED) {
+	map = sc_kstack_alloc(m);
+	if (map == NULL) {
 		free(td);
 		return (ENOMEM);
 	}
-	/* The guard page below the stack: an overflow faults at once. */
-	(void)mprotect(map, SC_PAGE_SIZE, PROT_NONE);
 	td->td_kstack_map = map;
 	td->td_kstack.lo = (uintptr_t)map + SC_PAGE_SIZE;
 	td->td_kstack.hi = (uintptr_t)map + td->td_kstack_maplen;
@@ -1044,8 +1099,10 @@ sc_machine_free(struct sc_machine *m)
 		pnext = p->p_next;
 		for (td = p->p_threads; td != NULL; td = tdnext) {
 			tdnext = td->td_plist;
-			sc__san_unpoison(td->td_kstack);
-			munmap(td->td_kstack_map, td->td_kstack_maplen);
+			if (td->td_kstack_map != NULL) {
+				sc__san_unpoison(td->td_kstack);
+				munmap(td->td_kstack_map, td->td_kstack_maplen);
+			}
 			if (td->td_ustack != NULL)
 				munmap(td->td_ustack, td->td_ustack_len);
 			sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
@@ -1053,6 +1110,9 @@ sc_machine_free(struct sc_machine *m)
 		}
 		free(p);
 	}
+	while (m->m_nkstack_cache > 0)
+		munmap(m->m_kstack_cache[--m->m_nkstack_cache],
+		    SC_PAGE_SIZE + m->m_kstack_len);
 	pthread_mutex_destroy(&m->m_list_mtx);
 	free(m->m_pcpu);
 	free(m->m_nostop);
