@@ -607,6 +607,47 @@ test_swap_running_and_exited(void **state)
 	assert_int_equal(sc_thread_swapin(td), EINVAL);
 }
 
+/*
+ * An idle thread is never swapped out (FreeBSD's swapout_procs() skips
+ * P_SYSTEM): its CPU switches to it whenever the run queue is empty, and
+ * would fault on a PROT_NONE stack.  1 CPU held, so the idle thread is
+ * switched out (not RUNNING, where EBUSY would hide the bug).
+ *
+ * KNOWN BUG (reported with a patch): sc_thread_swapout() accepts the idle
+ * thread and returns 0; the CPU then faults (SIGSEGV) as soon as it goes
+ * idle.  If that happens, this test fails at once while the holder still
+ * holds the CPU (sc_machine_destroy() then stops it without ever switching
+ * to the idle thread), so the failure is a clean one.
+ */
+static void
+test_swapout_idle_thread_refused(void **state)
+{
+	static struct hold h;
+	struct sc_thread *a, *idle;
+	int error;
+
+	memset(&h, 0, sizeof(h));
+	a = spawn("holder", hold_cpu, &h);
+	SC_WAIT_FOR(atomic_load(&h.holding));
+	idle = sc_machine_idlethread(tm, 0);
+	assert_non_null(idle);
+	assert_int_not_equal(sc_thread_state(idle), SC_TDS_RUNNING);
+	error = sc_thread_swapout(idle);
+	if (error == 0)
+		fail_msg("sc_thread_swapout(idle thread) returned 0: the CPU "
+		    "would fault when it next goes idle");
+	assert_int_equal(sc_thread_inhibitors(idle), 0);
+	assert_int_equal(sc_thread_swapin(idle), EINVAL);
+
+	atomic_store(&h.release, 1);
+	assert_int_equal(sc_thread_join(a), 0);
+	SC_WAIT_FOR(sc_thread_state(idle) == SC_TDS_RUNNING &&
+	    sc_thread_oncpu(idle) == 0);
+	/* Running, it is refused too. */
+	assert_int_not_equal(sc_thread_swapout(idle), 0);
+	assert_int_equal(sc_thread_inhibitors(idle), 0);
+}
+
 /* ------------------------------------------------------------------------
  * Interrupt threads
  * ------------------------------------------------------------------------ */
@@ -1039,6 +1080,48 @@ test_panic_sim_thread_parks(void **state)
 	assert_int_equal(sc_test_panic_count(), 1);
 }
 
+static void
+proc_lock_then_panic(void *arg)
+{
+	struct parkee *pk = arg;
+
+	sc_proc_lock(sc_thread_proc(sc_curthread()));
+	spinlock_exit_unbalanced(pk);
+}
+
+/*
+ * A parked thread gives back its spin locks; it should give back its proc
+ * lock too, or no other thread of its process can ever exit (or be
+ * swapped, or listed by sc_proc_kstack()).
+ *
+ * KNOWN BUG (reported with a patch): sc__thread_park() releases only spin
+ * locks; the proc lock stays owned by the parked thread for good, and the
+ * second thread below waits for it forever in thread_exit().
+ */
+static void
+test_panic_park_releases_proc_lock(void **state)
+{
+	struct parkee pk = { 0 };
+	struct sc_thread *td, *other;
+
+	sc_set_panic_handler(sc_test_panic_record);
+	td = spawn("locked-panic", proc_lock_then_panic, &pk);
+	SC_WAIT_FOR(sc_test_panic_count() == 1);
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SUSPENDED);
+	assert_non_null(strstr(sc_test_panic_msg(), "sc_spinlock_exit"));
+
+	other = spawn("exits", nop, NULL);
+	SC_WAIT_FOR(sc_thread_exited(other) ||
+	    (sc_thread_state(other) == SC_TDS_INHIBITED &&
+	    sc_thread_wmesg(other) != NULL));
+	if (!sc_thread_exited(other))
+		fail_msg("thread %d cannot exit: it sleeps on \"%s\", the "
+		    "proc lock that parked thread %d still holds",
+		    sc_thread_tid(other), sc_thread_wmesg(other),
+		    sc_thread_tid(td));
+	assert_int_equal(sc_thread_join(other), 0);
+}
+
 /* ------------------------------------------------------------------------
  * Destroy, whatever state the threads are in
  * ------------------------------------------------------------------------ */
@@ -1222,6 +1305,8 @@ main(void)
 		    setup_2cpu, teardown),
 		cmocka_unit_test_setup_teardown(test_swap_running_and_exited,
 		    setup_2cpu, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_swapout_idle_thread_refused, setup_1cpu, teardown),
 		cmocka_unit_test_setup_teardown(test_ithread,
 		    setup_2cpu, teardown),
 		cmocka_unit_test_setup_teardown(test_ithread_swapped,
@@ -1245,6 +1330,8 @@ main(void)
 		    setup_1cpu, teardown),
 		cmocka_unit_test_setup_teardown(test_panic_sim_thread_parks,
 		    setup_1cpu, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_panic_park_releases_proc_lock, setup_2cpu, teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_in_any_state,
 		    setup_1cpu, teardown),
 		cmocka_unit_test_setup_teardown(test_many_threads_progress,
