@@ -344,7 +344,8 @@ SC_EXTERN int	sc_thread_join(struct sc_thread *td);
 
 /*
  * Swap td's kernel stack out (mprotect PROT_NONE, TDI_SWAPPED) or in.
- * swapout: 0, EBUSY if td is running, EALREADY if swapped, ESRCH if exited.
+ * swapout: 0, EBUSY if td is running, EALREADY if swapped, ESRCH if exited,
+ * EINVAL for an idle thread (never swapped).
  * swapin: 0, EINVAL if not swapped.  A runnable thread that is swapped out
  * leaves the run queue until it is swapped in.  Context: any thread.
  */
@@ -387,7 +388,8 @@ SC_EXTERN void	sc_wakeup(const void *wchan);
  * KASSERT failures call fn(msg) (NULL restores the default, which prints
  * the message to stderr and aborts).  If fn returns on a simulated thread,
  * that thread is parked for good (it never runs again); if it returns on a
- * plain pthread, the failing call returns EINVAL.  fn must not long-jump
+ * plain pthread, the failing call returns EINVAL.  A parked thread gives
+ * back the spin locks and the proc locks it held.  fn must not long-jump
  * across stacks; on a plain pthread it may use CMocka's
  * expect_assert_failure().  Context: any thread.
  */

@@ -531,6 +531,27 @@ sc_thread_exit(struct sc_thread *td)
 	abort();
 }
 
+/*
+ * A parked thread gives back the proc locks it holds, as it gives back its
+ * spin locks: otherwise no other thread of those processes could ever exit
+ * or be swapped, and sc_proc_kstack() on them would never return.
+ */
+static void
+sc_park_release_proc_locks(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_proc *p, *held[16];
+	int i, n = 0;
+
+	pthread_mutex_lock(&m->m_list_mtx);
+	for (p = m->m_procs; p != NULL && n < 16; p = p->p_next)
+		if (atomic_load(&p->p_mtx.mx_owner) == (uintptr_t)td)
+			held[n++] = p;
+	pthread_mutex_unlock(&m->m_list_mtx);
+	for (i = 0; i < n; i++)
+		sc__mtx_unlock_as(&held[i]->p_mtx, (uintptr_t)td);
+}
+
 /* Park the calling thread for good (a KASSERT handler returned). */
 void
 sc__thread_park(struct sc_thread *td)
@@ -539,6 +560,7 @@ sc__thread_park(struct sc_thread *td)
 
 	sc__spin_release_all(pc);
 	atomic_store(&pc->pc_spinlock_count, 0);
+	sc_park_release_proc_locks(td);
 	sc_thread_lock(td);
 	atomic_fetch_or(&td->td_inhibitors, SC_TDI_SUSPENDED);
 	atomic_store(&td->td_state, SC_TDS_INHIBITED);
@@ -850,7 +872,14 @@ sc_thread_swapout(struct sc_thread *td)
 	/* The proc lock keeps threads that may be running from swapping. */
 	sc_proc_lock(td->td_proc);
 	sc_thread_lock(td);
-	if (atomic_load(&td->td_state) == SC_TDS_INACTIVE)
+	/*
+	 * An idle thread is never swapped (swapout_procs() skips P_SYSTEM):
+	 * its CPU switches to it whenever the run queue is empty, and would
+	 * fault on a PROT_NONE stack.
+	 */
+	if (td->td_idle)
+		error = EINVAL;
+	else if (atomic_load(&td->td_state) == SC_TDS_INACTIVE)
 		error = ESRCH;
 	else if (TD_IS_RUNNING(td))
 		error = EBUSY;
