@@ -13,4 +13,5 @@ for preset in default asan tsan; do
 	cmake --build --preset "$preset" -j "$jobs"
 	ctest --preset "$preset" -j "$jobs"
 done
+bash tools/check_package.sh
 echo "=== all tests passed"
