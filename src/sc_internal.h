@@ -86,6 +86,14 @@ struct sc_intr_frame {
 struct sc_machine;
 struct sc_pcpu;
 
+/* A race-injection hook: immutable once published, so that a caller never
+ * pairs one hook's function with another's argument. */
+struct sc_hook {
+	sc_hook_fn	h_fn;
+	void		*h_arg;
+	struct sc_hook	*h_next;	/* in m_hooks_old */
+};
+
 struct sc_thread {
 	_Atomic(struct sc_spin *) td_lock; /* (t) points at the lock that
 					   protects the (t) fields */
@@ -190,8 +198,9 @@ struct sc_machine {
 	struct sc_stack	m_stack_intr_buf; /* written by the claiming handler */
 	_Atomic uint32_t m_stack_intr_futex; /* (a) bumped at each answer */
 	_Atomic int	m_stack_intr_waiting; /* (a) the requester sleeps */
-	_Atomic(sc_hook_fn) m_hook;	/* (a) */
-	_Atomic(void *)	m_hook_arg;	/* (a) */
+	_Atomic(struct sc_hook *) m_hook; /* (a) the current hook, or NULL */
+	struct sc_hook	*m_hooks_old;	/* (l) replaced hooks, freed at
+					   destroy: a caller may still use one */
 	struct sc_counters m_cnt;	/* (a) relaxed atomic increments */
 	_Atomic int	m_dying;	/* (a) sc_machine_destroy() began */
 	struct sigaction m_oldsa;	/* (c) */

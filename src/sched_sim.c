@@ -194,19 +194,31 @@ sc_machine_counters(struct sc_machine *m, struct sc_counters *c)
 void
 sc_machine_set_hook(struct sc_machine *m, sc_hook_fn fn, void *arg)
 {
-	/* The argument first: a hook never sees a new fn with an old arg. */
-	atomic_store(&m->m_hook, NULL);
-	atomic_store(&m->m_hook_arg, arg);
-	atomic_store(&m->m_hook, fn);
+	struct sc_hook *h = NULL, *old;
+
+	if (fn != NULL) {
+		h = calloc(1, sizeof(*h));
+		SC_KASSERT(h != NULL, , "cannot allocate a hook");
+		h->h_fn = fn;
+		h->h_arg = arg;
+	}
+	old = atomic_exchange(&m->m_hook, h);
+	if (old == NULL)
+		return;
+	pthread_mutex_lock(&m->m_list_mtx);
+	old->h_next = m->m_hooks_old;
+	m->m_hooks_old = old;
+	pthread_mutex_unlock(&m->m_list_mtx);
 }
 
 void
 sc__hook(struct sc_machine *m, enum sc_hook_point pt, struct sc_thread *td)
 {
-	sc_hook_fn fn = atomic_load_explicit(&m->m_hook, memory_order_acquire);
+	struct sc_hook *h = atomic_load_explicit(&m->m_hook,
+	    memory_order_acquire);
 
-	if (fn != NULL)
-		fn(atomic_load(&m->m_hook_arg), pt, td);
+	if (h != NULL)
+		h->h_fn(h->h_arg, pt, td);
 }
 
 void
@@ -1042,11 +1054,11 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 	m->m_nextpid = SC_IDLE_PID;
 	m->m_nexttid = SC_FIRST_TID;
 	sc__mtx_init(&m->m_capture_mtx, "stack capture", NULL);
-	atomic_init(&m->m_hook, cfg->hook);
-	atomic_init(&m->m_hook_arg, cfg->hook_arg);
+	if (cfg->hook != NULL)
+		sc_machine_set_hook(m, cfg->hook, cfg->hook_arg);
 	m->m_pcpu = aligned_alloc(64, sizeof(*m->m_pcpu) * (size_t)m->m_ncpu);
 	if (m->m_pcpu == NULL) {
-		free(m);
+		sc_machine_free(m);
 		return (ENOMEM);
 	}
 	memset(m->m_pcpu, 0, sizeof(*m->m_pcpu) * (size_t)m->m_ncpu);
@@ -1138,6 +1150,13 @@ sc_machine_free(struct sc_machine *m)
 			free(td);
 		}
 		free(p);
+	}
+	sc_machine_set_hook(m, NULL, NULL);
+	while (m->m_hooks_old != NULL) {
+		struct sc_hook *h = m->m_hooks_old;
+
+		m->m_hooks_old = h->h_next;
+		free(h);
 	}
 	while (m->m_nkstack_cache > 0)
 		munmap(m->m_kstack_cache[--m->m_nkstack_cache],

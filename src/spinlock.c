@@ -2,7 +2,7 @@
  * Interrupt disabling and spin locks.
  *
  * Kernel counterparts: spinlock_enter()/spinlock_exit()
- * (sys/x86/x86/cpu_machdep.c... amd64 machdep.c), mtx_lock_spin() and
+ * (sys/amd64/amd64/machdep.c), mtx_lock_spin() and
  * thread_lock() (sys/kern/kern_mutex.c), blocked_lock.
  *
  * "Interrupts disabled" is a per-CPU soft mask: the IPI handler checks
