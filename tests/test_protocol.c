@@ -217,15 +217,24 @@ hog_main(void *arg)
 		;
 }
 
+/* Start a target; with no_preempt it never yields to another thread of
+ * its own accord (set before it runs, so it cannot race). */
 static void
-target_start(struct target *t, const char *name)
+target_start1(struct target *t, const char *name, int no_preempt)
 {
 	memset(t, 0, sizeof(*t));
 	t->m = M;
+	atomic_store(&t->no_preempt, no_preempt);
 	t->signo = SIGRTMIN + 2;
 	assert_int_equal(sc_thread_create(P, name, target_main, t, &t->td),
 	    0);
 	assert_true(wait_state(t->td, SC_TDS_RUNNING));
+}
+
+static void
+target_start(struct target *t, const char *name)
+{
+	target_start1(t, name, 0);
 }
 
 static void
@@ -249,7 +258,8 @@ capture(struct sc_stack *st, struct sc_thread *td)
 	return (error);
 }
 
-/* Do the symbolised frames contain names[0..n) in this order? */
+/* Do the symbolised frames contain names[0..n) in this order?  Print the
+ * stack when they do not. */
 static bool
 stack_has_chain(const struct sc_stack *st, const char *const *names, int n)
 {
@@ -261,6 +271,10 @@ stack_has_chain(const struct sc_stack *st, const char *const *names, int n)
 			continue;
 		if (strcmp(name, names[j]) == 0)
 			j++;
+	}
+	if (j != n) {
+		fprintf(stderr, "expected \"%s\"... in:\n", names[0]);
+		sc_stack_print(stderr, st);
 	}
 	return (j == n);
 }
@@ -475,8 +489,7 @@ test_ipi_hits_other_thread(void **state)
 	struct sc_stack st;
 
 	SKIP_UNDER_TSAN();
-	target_start(&t, "yielder");
-	atomic_store(&t.no_preempt, 1);
+	target_start1(&t, "yielder", 1);
 	assert_int_equal(sc_thread_create(P, "hog", hog_main, &stop, &hog), 0);
 	assert_true(wait_state(hog, SC_TDS_RUNQ));
 	h.t = &t;
@@ -522,8 +535,7 @@ test_nocpu_window(void **state)
 	struct target t;
 	struct sc_stack st;
 
-	target_start(&t, "switcher");
-	atomic_store(&t.no_preempt, 1);
+	target_start1(&t, "switcher", 1);
 	assert_int_equal(sc_thread_create(P, "hog", hog_main, &stop, &hog), 0);
 	assert_true(wait_state(hog, SC_TDS_RUNQ));
 	h.t = &t;
