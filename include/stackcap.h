@@ -396,6 +396,76 @@ SC_EXTERN void	sc_wakeup(const void *wchan);
 SC_EXTERN void	sc_set_panic_handler(void (*fn)(const char *msg));
 
 /* ------------------------------------------------------------------------
+ * The protocol trace (an extension: DESIGN.md section 3)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Trace events.  `cpu` is the CPU the event happened on (SC_NOCPU for a
+ * plain pthread), `tid` the thread concerned; the arguments per event:
+ */
+enum sc_trace_event {
+	SC_TRACE_CAPTURE_BEGIN = 0, /* requester; tid target; a0 requester tid */
+	SC_TRACE_PCB_WALK,	/* requester; tid target; a0 depth */
+	SC_TRACE_LOCK_DROPPED,	/* requester dropped tid's thread lock */
+	SC_TRACE_LOCK_TAKEN,	/* requester took tid's thread lock again */
+	SC_TRACE_NOCPU,		/* requester; tid RUNNING but NOCPU: spin */
+	SC_TRACE_IPI_SENT,	/* sender; tid target; a0 cpu; a1 IPI id */
+	SC_TRACE_IPI_DEFERRED,	/* cpu had interrupts off; tid interrupted */
+	SC_TRACE_IPI_RECEIVED,	/* cpu; tid interrupted; a0 rbp; a1 IPI id */
+	SC_TRACE_WALK_DONE,	/* handler; tid walked; a0 depth */
+	SC_TRACE_ANSWER_PUBLISHED, /* handler; tid published */
+	SC_TRACE_STALE_IPI,	/* handler found no open request for its cpu */
+	SC_TRACE_ANSWER_SEEN,	/* requester; tid target; a0 answer's tid */
+	SC_TRACE_RETRY,		/* requester; tid target; a0 answer's tid;
+				   a1 cause: 1 idle, 2 other thread */
+	SC_TRACE_TIMEOUT,	/* requester; tid target; a0 bound (ns) */
+	SC_TRACE_CAPTURE_DONE,	/* requester; tid target; a0 error; a1 depth */
+	SC_TRACE_SWITCH,	/* cpu; tid old thread; a0 new thread's tid */
+	SC_TRACE_STATE,		/* tid; a0 old state; a1 new state */
+	SC_TRACE_NEVENTS
+};
+
+struct sc_trace_record {
+	uint64_t	seq;		/* order of the events, from 0 */
+	uint64_t	ts_ns;		/* CLOCK_MONOTONIC */
+	int		cpu;		/* or SC_NOCPU */
+	int		tid;		/* or 0 */
+	int		event;		/* enum sc_trace_event */
+	uint64_t	arg0, arg1;
+};
+
+/* The name of an event ("IPI_SENT"...), or "?".  Context: any. */
+SC_EXTERN const char *sc_trace_event_name(int event);
+
+/*
+ * The events still in m's ring (the last cfg.trace_events ones), oldest
+ * first: fills out[0..max) and returns how many it filled.  0 when the
+ * trace is off.  Context: any thread but a signal handler.
+ */
+SC_EXTERN size_t sc_trace_snapshot(struct sc_machine *m,
+		    struct sc_trace_record *out, size_t max);
+
+/* Forget the events recorded so far.  Context: any thread. */
+SC_EXTERN void	sc_trace_clear(struct sc_machine *m);
+
+/*
+ * Print the trace as a narrated timeline, one line per event, in the
+ * kernel's words ("cpu1: IPI_TRACE received, interrupted td 100012 at rbp
+ * 0x...").  Returns 0, ENOENT when the trace is off, or EIO.
+ * Context: any thread but a signal handler.
+ */
+SC_EXTERN int	sc_trace_print(struct sc_machine *m, FILE *fp);
+
+/*
+ * Write the trace as Chrome trace-event JSON (Perfetto, chrome://tracing):
+ * one track per simulated CPU plus one for plain pthreads, instant events
+ * with their arguments, and a flow from each IPI sent to its handler.
+ * Returns 0, ENOENT when the trace is off, or EIO.
+ * Context: any thread but a signal handler.
+ */
+SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
+
+/* ------------------------------------------------------------------------
  * Capturing a thread's stack (sys/x86/x86/stack_machdep.c)
  * ------------------------------------------------------------------------ */
 

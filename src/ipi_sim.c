@@ -46,6 +46,9 @@ sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 		return;
 	SC_CNT_INC(m, ipis_received);
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	if ((bits & SC_IPI_TRACE) != 0)
+		SC_TRACE(m, SC_TRACE_IPI_RECEIVED, pc->pc_cpuid, td->td_tid,
+		    frame->if_rbp, atomic_load(&pc->pc_ipi_id));
 	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
 	    frame->if_rsp < td->td_kstack.hi;
 	prev = td->td_intr_frame;
@@ -97,6 +100,9 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 		atomic_store_explicit(&pc->pc_intr_deferred, 1,
 		    memory_order_relaxed);
 		SC_CNT_INC(pc->pc_machine, ipis_deferred);
+		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,
+		    atomic_load_explicit(&pc->pc_curthread,
+		    memory_order_relaxed)->td_tid, 0, 0);
 		goto out;
 	}
 #if defined(SC_SANITIZER_THREAD)
@@ -148,14 +154,20 @@ sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 	}
 }
 
-/* ipi_cpu(): async-signal-safe. */
+/* ipi_cpu(): async-signal-safe.  td: the thread it is about, or NULL. */
 void
-sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors)
+sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td)
 {
 	struct sc_machine *m = pc->pc_machine;
+	uint64_t id;
 
+	id = atomic_fetch_add(&m->m_ipi_seq, 1) + 1;
+	atomic_store(&pc->pc_ipi_id, id);
 	atomic_fetch_or(&pc->pc_ipi_pending, vectors);
 	SC_CNT_INC(m, ipis_sent);
+	if ((vectors & SC_IPI_TRACE) != 0)
+		SC_TRACE(m, SC_TRACE_IPI_SENT, sc_curcpu(),
+		    td != NULL ? td->td_tid : 0, pc->pc_cpuid, id);
 	/* An idle CPU is woken by its futex, never only by the signal. */
 	if (atomic_load(&pc->pc_idling)) {
 		atomic_fetch_add(&pc->pc_idle_futex, 1);

@@ -85,6 +85,7 @@ struct sc_intr_frame {
 
 struct sc_machine;
 struct sc_pcpu;
+struct sc_trace;
 
 /* A race-injection hook: immutable once published, so that a caller never
  * pairs one hook's function with another's argument. */
@@ -156,6 +157,7 @@ struct sc_pcpu {
 	_Atomic int	pc_spinlock_count; /* (k) interrupts off while > 0 */
 	_Atomic int	pc_intr_deferred; /* (k) an IPI waits for spinlock_exit */
 	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
+	_Atomic uint64_t pc_ipi_id;	/* (a) id of the last IPI sent here */
 	_Atomic uint32_t pc_idle_futex;	/* (a) bumped to wake the idle loop */
 	_Atomic int	pc_idling;	/* (a) the idle thread may sleep */
 	struct sc_threadq pc_runq;	/* (s) threads bound to this CPU */
@@ -204,6 +206,8 @@ struct sc_machine {
 	struct sc_counters m_cnt;	/* (a) relaxed atomic increments */
 	_Atomic int	m_dying;	/* (a) sc_machine_destroy() began */
 	struct sigaction m_oldsa;	/* (c) */
+	struct sc_trace	*m_trace;	/* (c) protocol trace, or NULL */
+	_Atomic uint64_t m_ipi_seq;	/* (a) IPI ids, for the trace */
 	struct sc_range	*m_nostop;	/* (c) text where IPI_STOP must not
 					   stop a thread (libc, loader...) */
 	size_t		m_nnostop;	/* (c) */
@@ -272,17 +276,30 @@ __attribute__((noreturn)) void sc__thread_park(struct sc_thread *td);
 __attribute__((noreturn)) void sc__cpu_stop(struct sc_pcpu *pc);
 void	sc__sched_add(struct sc_thread *td);
 void	sc__setrunnable(struct sc_thread *td);
+void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
 	    struct sc_thread *td);
 long	sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
 void	sc__futex_wake(_Atomic uint32_t *uaddr, int n);
+
+/* trace.c */
+int	sc__trace_init(struct sc_machine *m, size_t nevents);
+void	sc__trace_fini(struct sc_machine *m);
+void	sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid,
+	    uint64_t a0, uint64_t a1);
+/* Record an event if the trace is on: one predictable branch when off. */
+#define SC_TRACE(m, ev, cpu, tid, a0, a1) do {				\
+	if (__builtin_expect((m)->m_trace != NULL, 0))			\
+		sc__trace_rec((m)->m_trace, (ev), (cpu), (tid),		\
+		    (uint64_t)(a0), (uint64_t)(a1));			\
+} while (0)
 
 /* ipi_sim.c */
 int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);
 void	sc__ipi_cpu_fini(struct sc_pcpu *pc);
-void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors);
+void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td);
 void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 
 /* stack_save_td.c: the IPI_TRACE handler side (stack_capture_intr()). */

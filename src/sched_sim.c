@@ -251,6 +251,17 @@ sc_proc_threads(struct sc_proc *p, struct sc_thread **out, size_t max,
 	*n = i;
 }
 
+/* Change td's state (td's lock held, or td not yet visible). */
+void
+sc__td_set_state(struct sc_thread *td, enum sc_td_state state)
+{
+	int old = atomic_exchange(&td->td_state, state);
+
+	if (old != (int)state)
+		SC_TRACE(td->td_machine, SC_TRACE_STATE, sc_curcpu(), td->td_tid,
+		    old, state);
+}
+
 /* ------------------------------------------------------------------------
  * Run queues (sched_4bsd.c: runq_add, sched_add, sched_choose)
  * ------------------------------------------------------------------------ */
@@ -281,7 +292,7 @@ sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 {
 	struct sc_pcpu *pc;
 
-	atomic_store(&td->td_state, SC_TDS_RUNQ);
+	sc__td_set_state(td, SC_TDS_RUNQ);
 	if (td->td_bound != SC_NOCPU) {
 		pc = &m->m_pcpu[td->td_bound];
 		td->td_runq_bound = true;
@@ -325,7 +336,7 @@ sc_choose(struct sc_machine *m, struct sc_pcpu *pc)
 		sc_runq_remove(m, td);
 	else
 		td = pc->pc_idlethread;
-	atomic_store(&td->td_state, SC_TDS_RUNNING);
+	sc__td_set_state(td, SC_TDS_RUNNING);
 	return (td);
 }
 
@@ -361,7 +372,7 @@ sc__sched_add(struct sc_thread *td)
 void
 sc__setrunnable(struct sc_thread *td)
 {
-	atomic_store(&td->td_state, SC_TDS_CAN_RUN);
+	sc__td_set_state(td, SC_TDS_CAN_RUN);
 	sc__sched_add(td);
 }
 
@@ -426,7 +437,7 @@ sc_sched_switch(struct sc_thread *td, struct sc_pcpu *pc, struct sc_spin *tmtx)
 	sc__hook(m, SC_HOOK_SWITCH_NOCPU, td);
 	if (TD_IS_RUNNING(td)) {
 		if (td->td_idle)
-			atomic_store(&td->td_state, SC_TDS_CAN_RUN);
+			sc__td_set_state(td, SC_TDS_CAN_RUN);
 		else
 			sc_runq_add(m, td);
 	}
@@ -443,6 +454,7 @@ sc_sched_switch(struct sc_thread *td, struct sc_pcpu *pc, struct sc_spin *tmtx)
 	atomic_store(&newtd->td_oncpu, pc->pc_cpuid);
 	atomic_store_explicit(&pc->pc_curthread, newtd, memory_order_relaxed);
 	SC_CNT_INC(m, switches);
+	SC_TRACE(m, SC_TRACE_SWITCH, pc->pc_cpuid, td->td_tid, newtd->td_tid, 0);
 
 	dying = atomic_load(&td->td_state) == SC_TDS_INACTIVE;
 	sc_fiber_switch(dying ? NULL : &td->td_asan_fake, newtd->td_kstack,
@@ -535,7 +547,7 @@ sc_thread_exit(struct sc_thread *td)
 {
 	sc_proc_lock(td->td_proc);
 	sc_thread_lock(td);
-	atomic_store(&td->td_state, SC_TDS_INACTIVE);
+	sc__td_set_state(td, SC_TDS_INACTIVE);
 	sc__pcpu_get()->pc_deadthread = td;
 	SC_CNT_INC(td->td_machine, exits);
 	sc__mi_switch(td);
@@ -575,7 +587,7 @@ sc__thread_park(struct sc_thread *td)
 	sc_park_release_proc_locks(td);
 	sc_thread_lock(td);
 	atomic_fetch_or(&td->td_inhibitors, SC_TDI_SUSPENDED);
-	atomic_store(&td->td_state, SC_TDS_INHIBITED);
+	sc__td_set_state(td, SC_TDS_INHIBITED);
 	sc__mi_switch(td);
 	abort();
 }
@@ -771,7 +783,7 @@ sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
 	sc__spin_lock(m, &m->m_sched_lock);
 	if (iwait) {
 		atomic_store(&td->td_inhibitors, SC_TDI_IWAIT);
-		atomic_store(&td->td_state, SC_TDS_INHIBITED);
+		sc__td_set_state(td, SC_TDS_INHIBITED);
 	} else
 		sc__setrunnable(td);
 	sc__spin_unlock(&m->m_sched_lock);
@@ -902,7 +914,7 @@ sc_thread_swapout(struct sc_thread *td)
 		if (atomic_load(&td->td_state) == SC_TDS_RUNQ)
 			sc_runq_remove(m, td);
 		atomic_fetch_or(&td->td_inhibitors, SC_TDI_SWAPPED);
-		atomic_store(&td->td_state, SC_TDS_INHIBITED);
+		sc__td_set_state(td, SC_TDS_INHIBITED);
 		/* From now on, reading this stack faults. */
 		sc__san_unpoison(td->td_kstack);
 		(void)mprotect((void *)td->td_kstack.lo,
@@ -996,7 +1008,7 @@ sc_cpu_main(void *arg)
 	/* The idle thread starts in fork_exit() holding the sched_lock. */
 	atomic_store(&pc->pc_curthread, idle);
 	sc__spin_lock(m, &m->m_sched_lock);
-	atomic_store(&idle->td_state, SC_TDS_RUNNING);
+	sc__td_set_state(idle, SC_TDS_RUNNING);
 	atomic_store(&idle->td_oncpu, pc->pc_cpuid);
 	atomic_store(&idle->td_lastcpu, pc->pc_cpuid);
 	atomic_store(&pc->pc_ktid, (pid_t)syscall(SYS_gettid));
@@ -1056,6 +1068,10 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 	sc__mtx_init(&m->m_capture_mtx, "stack capture", NULL);
 	if (cfg->hook != NULL)
 		sc_machine_set_hook(m, cfg->hook, cfg->hook_arg);
+	if ((error = sc__trace_init(m, cfg->trace_events)) != 0) {
+		sc_machine_free(m);
+		return (error);
+	}
 	m->m_pcpu = aligned_alloc(64, sizeof(*m->m_pcpu) * (size_t)m->m_ncpu);
 	if (m->m_pcpu == NULL) {
 		sc_machine_free(m);
@@ -1121,7 +1137,7 @@ sc_machine_stop_cpus(struct sc_machine *m)
 			atomic_fetch_add(&pc->pc_idle_futex, 1);
 			sc__futex_wake(&pc->pc_idle_futex, 1);
 			if (atomic_load(&pc->pc_curthread) != pc->pc_idlethread)
-				sc__ipi_cpu(pc, SC_IPI_STOP);
+				sc__ipi_cpu(pc, SC_IPI_STOP, NULL);
 		}
 		if (all)
 			return (true);
@@ -1151,6 +1167,7 @@ sc_machine_free(struct sc_machine *m)
 		}
 		free(p);
 	}
+	sc__trace_fini(m);
 	sc_machine_set_hook(m, NULL, NULL);
 	while (m->m_hooks_old != NULL) {
 		struct sc_hook *h = m->m_hooks_old;

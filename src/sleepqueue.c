@@ -82,7 +82,7 @@ sc__sleepq_wait(const void *wchan, const char *wmesg)
 	atomic_store(&td->td_lock, &sc->sc_lock);
 	sc__spin_unlock(old);
 	atomic_fetch_or(&td->td_inhibitors, SC_TDI_SLEEPING);
-	atomic_store(&td->td_state, SC_TDS_INHIBITED);
+	sc__td_set_state(td, SC_TDS_INHIBITED);
 	SC_CNT_INC(td->td_machine, sleeps);
 	sc__mi_switch(td);
 	sc_thread_unlock(td);

@@ -59,6 +59,7 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	    (tag & ~(uint64_t)SC_REQ_STATE) | SC_REQ_CLAIMED)) {
 		/* A late IPI: its requester has given up. */
 		SC_CNT_INC(m, trace_stale);
+		SC_TRACE(m, SC_TRACE_STALE_IPI, pc->pc_cpuid, td->td_tid, 0, 0);
 		return;
 	}
 	sc__hook(m, SC_HOOK_INTR_BEFORE_WALK, td);
@@ -67,6 +68,9 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	sc_stack_walk(&m->m_stack_intr_buf, frame->if_rbp, td->td_kstack, text,
 	    ntext);
 	SC_CNT_INC(m, trace_answered);
+	SC_TRACE(m, SC_TRACE_WALK_DONE, pc->pc_cpuid, td->td_tid,
+	    m->m_stack_intr_buf.depth, 0);
+	SC_TRACE(m, SC_TRACE_ANSWER_PUBLISHED, pc->pc_cpuid, td->td_tid, 0, 0);
 	atomic_store_explicit(&m->m_stack_intr_td, td, memory_order_release);
 	atomic_fetch_add(&m->m_stack_intr_futex, 1);
 	if (atomic_load(&m->m_stack_intr_waiting))
@@ -141,7 +145,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 {
 	const struct sc_range *text;
 	struct sc_machine *m;
-	struct sc_thread *answer;
+	struct sc_thread *answer, *self;
 	struct sc_pcpu *pc;
 	uint64_t tag;
 	size_t ntext;
@@ -161,7 +165,10 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	    "held", td->td_tid, td->td_name);
 
 	m = td->td_machine;
-	if (td == sc_curthread()) {
+	self = sc_curthread();
+	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), td->td_tid,
+	    self != NULL ? self->td_tid : 0, 0);
+	if (td == self) {
 		sc_stack_save(st);
 		SC_CNT_INC(m, captures);
 		return (0);
@@ -177,17 +184,25 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		if (!TD_IS_RUNNING(td)) {
 			/* td cannot start running while we hold its lock. */
 			sc_stack_capture_pcb(st, td);
+			SC_TRACE(m, SC_TRACE_PCB_WALK, sc_curcpu(), td->td_tid,
+			    st->depth, 0);
 			error = 0;
 			break;
 		}
+		SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), td->td_tid, 0,
+		    0);
 		sc_thread_unlock(td);
 		sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
 		cpuid = atomic_load(&td->td_oncpu);
 		if (cpuid == SC_NOCPU) {
 			/* Switching: on or off a CPU, shortly. */
 			SC_CNT_INC(m, retry_nocpu);
+			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), td->td_tid, 0,
+			    0);
 			__builtin_ia32_pause();
 			sc_thread_lock(td);
+			SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid,
+			    0, 0);
 			continue;
 		}
 		pc = &m->m_pcpu[cpuid];
@@ -199,17 +214,24 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		atomic_store_explicit(&m->m_stack_intr_req, tag,
 		    memory_order_release);
 		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
-		sc__ipi_cpu(pc, SC_IPI_TRACE);
+		sc__ipi_cpu(pc, SC_IPI_TRACE, td);
 		answer = sc_stack_intr_wait(m, tag);
 		if (answer == td)
 			sc_stack_copy(&m->m_stack_intr_buf, st);
 		atomic_store(&m->m_stack_intr_req, 0);
 		atomic_store(&m->m_stack_intr_td, NULL);
 		sc__mtx_unlock(&m->m_capture_mtx);
+		if (answer != NULL && answer == td)
+			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
+			    td->td_tid, answer->td_tid, 0);
 		sc_thread_lock(td);
+		SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0,
+		    0);
 
 		if (answer == NULL) {
 			SC_CNT_INC(m, timeouts);
+			SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), td->td_tid,
+			    m->m_cfg.capture_timeout_ns, 0);
 			sc_stack_zero(st);
 			error = ETIMEDOUT;
 			break;
@@ -226,10 +248,14 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			SC_CNT_INC(m, retry_idle);
 		else
 			SC_CNT_INC(m, retry_other);
+		SC_TRACE(m, SC_TRACE_RETRY, sc_curcpu(), td->td_tid,
+		    answer->td_tid, answer->td_idle ? 1 : 2);
 		if (!TD_IS_RUNNING(td))
 			SC_CNT_INC(m, retry_offcpu);
 	}
 	SC_CNT_INC(m, captures);
+	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), td->td_tid, error,
+	    st->depth);
 	return (error);
 }
 

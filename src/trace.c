@@ -1,0 +1,388 @@
+/*
+ * The protocol trace: a fixed-size, lock-free event ring per machine, and
+ * its two outputs, a narrated timeline and Chrome trace-event JSON.
+ *
+ * No kernel counterpart: the kernel has KTR (sys/sys/ktr.h) for this kind
+ * of ring; this one exists to teach the handshake.  Writers are the IPI
+ * handler, the switch and the requester: a writer reserves a sequence
+ * number with one fetch-and-add, fills its slot with relaxed atomic stores
+ * and commits it with a release store, so it takes no lock, allocates
+ * nothing and is async-signal-safe.  A reader keeps a slot only if its
+ * commit word is the same before and after the copy.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sc_internal.h"
+
+#define SC_TR_WORDS	6		/* ts, cpu, tid, event, a0, a1 */
+
+struct sc_trace_slot {
+	_Atomic uint64_t ts_commit;	/* seq + 1 once written, 0 while */
+	uint64_t	ts_w[SC_TR_WORDS]; /* relaxed atomic accesses only */
+};
+
+struct sc_trace {
+	size_t		tr_n;		/* slots */
+	_Atomic uint64_t tr_next;	/* next sequence number */
+	_Atomic uint64_t tr_base;	/* sc_trace_clear() point */
+	struct sc_trace_slot tr_slot[];
+};
+
+static const char *const sc_trace_names[SC_TRACE_NEVENTS] = {
+	[SC_TRACE_CAPTURE_BEGIN] = "CAPTURE_BEGIN",
+	[SC_TRACE_PCB_WALK] = "PCB_WALK",
+	[SC_TRACE_LOCK_DROPPED] = "LOCK_DROPPED",
+	[SC_TRACE_LOCK_TAKEN] = "LOCK_TAKEN",
+	[SC_TRACE_NOCPU] = "NOCPU",
+	[SC_TRACE_IPI_SENT] = "IPI_SENT",
+	[SC_TRACE_IPI_DEFERRED] = "IPI_DEFERRED",
+	[SC_TRACE_IPI_RECEIVED] = "IPI_RECEIVED",
+	[SC_TRACE_WALK_DONE] = "WALK_DONE",
+	[SC_TRACE_ANSWER_PUBLISHED] = "ANSWER_PUBLISHED",
+	[SC_TRACE_STALE_IPI] = "STALE_IPI",
+	[SC_TRACE_ANSWER_SEEN] = "ANSWER_SEEN",
+	[SC_TRACE_RETRY] = "RETRY",
+	[SC_TRACE_TIMEOUT] = "TIMEOUT",
+	[SC_TRACE_CAPTURE_DONE] = "CAPTURE_DONE",
+	[SC_TRACE_SWITCH] = "SWITCH",
+	[SC_TRACE_STATE] = "STATE",
+};
+
+static const char *const sc_state_names[] = {
+	"INACTIVE", "INHIBITED", "CAN_RUN", "RUNQ", "RUNNING"
+};
+
+const char *
+sc_trace_event_name(int event)
+{
+	if (event < 0 || event >= SC_TRACE_NEVENTS)
+		return ("?");
+	return (sc_trace_names[event]);
+}
+
+int
+sc__trace_init(struct sc_machine *m, size_t nevents)
+{
+	struct sc_trace *tr;
+
+	if (nevents == 0)
+		return (0);
+	if (nevents > ((size_t)1 << 24))
+		return (EINVAL);
+	tr = calloc(1, sizeof(*tr) + nevents * sizeof(tr->tr_slot[0]));
+	if (tr == NULL)
+		return (ENOMEM);
+	tr->tr_n = nevents;
+	m->m_trace = tr;
+	return (0);
+}
+
+void
+sc__trace_fini(struct sc_machine *m)
+{
+	free(m->m_trace);
+	m->m_trace = NULL;
+}
+
+/* Async-signal-safe: one fetch-and-add, stores, clock_gettime (vDSO). */
+void
+sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid, uint64_t a0,
+    uint64_t a1)
+{
+	struct sc_trace_slot *sl;
+	struct timespec ts;
+	uint64_t seq;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	seq = atomic_fetch_add_explicit(&tr->tr_next, 1, memory_order_relaxed);
+	sl = &tr->tr_slot[seq % tr->tr_n];
+	atomic_store_explicit(&sl->ts_commit, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	__atomic_store_n(&sl->ts_w[0], (uint64_t)ts.tv_sec * 1000000000ULL +
+	    (uint64_t)ts.tv_nsec, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->ts_w[1], (uint64_t)(int64_t)cpu,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->ts_w[2], (uint64_t)(int64_t)tid,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->ts_w[3], (uint64_t)event, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->ts_w[4], a0, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->ts_w[5], a1, __ATOMIC_RELAXED);
+	atomic_store_explicit(&sl->ts_commit, seq + 1, memory_order_release);
+}
+
+size_t
+sc_trace_snapshot(struct sc_machine *m, struct sc_trace_record *out,
+    size_t max)
+{
+	struct sc_trace *tr = m->m_trace;
+	struct sc_trace_slot *sl;
+	uint64_t seq, start, end, w[SC_TR_WORDS];
+	size_t n = 0;
+	int i;
+
+	if (tr == NULL)
+		return (0);
+	end = atomic_load(&tr->tr_next);
+	start = end > tr->tr_n ? end - tr->tr_n : 0;
+	if (start < atomic_load(&tr->tr_base))
+		start = atomic_load(&tr->tr_base);
+	for (seq = start; seq < end && n < max; seq++) {
+		sl = &tr->tr_slot[seq % tr->tr_n];
+		if (atomic_load_explicit(&sl->ts_commit,
+		    memory_order_acquire) != seq + 1)
+			continue;	/* overwritten, or still being written */
+		for (i = 0; i < SC_TR_WORDS; i++)
+			w[i] = __atomic_load_n(&sl->ts_w[i], __ATOMIC_RELAXED);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&sl->ts_commit,
+		    memory_order_relaxed) != seq + 1)
+			continue;
+		out[n].seq = seq;
+		out[n].ts_ns = w[0];
+		out[n].cpu = (int)(int64_t)w[1];
+		out[n].tid = (int)(int64_t)w[2];
+		out[n].event = (int)w[3];
+		out[n].arg0 = w[4];
+		out[n].arg1 = w[5];
+		n++;
+	}
+	return (n);
+}
+
+void
+sc_trace_clear(struct sc_machine *m)
+{
+	if (m->m_trace != NULL)
+		atomic_store(&m->m_trace->tr_base,
+		    atomic_load(&m->m_trace->tr_next));
+}
+
+static const char *
+sc_errname(uint64_t error)
+{
+	switch (error) {
+	case 0:
+		return ("0");
+	case EBUSY:
+		return ("EBUSY");
+	case ETIMEDOUT:
+		return ("ETIMEDOUT");
+	case ESRCH:
+		return ("ESRCH");
+	default:
+		return ("EINVAL");
+	}
+}
+
+static const char *
+sc_statename(uint64_t s)
+{
+	return (s < sizeof(sc_state_names) / sizeof(sc_state_names[0]) ?
+	    sc_state_names[s] : "?");
+}
+
+/* Who did it: "cpu1" for a CPU, "requester" (on cpuN) for the capturer. */
+static void
+sc_trace_actor(const struct sc_trace_record *r, bool requester, char *buf,
+    size_t len)
+{
+	if (requester && r->cpu == SC_NOCPU)
+		snprintf(buf, len, "requester");
+	else if (requester)
+		snprintf(buf, len, "requester on cpu%d", r->cpu);
+	else if (r->cpu == SC_NOCPU)
+		snprintf(buf, len, "pthread");
+	else
+		snprintf(buf, len, "cpu%d", r->cpu);
+}
+
+/* One event in the kernel's words. */
+static void
+sc_trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
+{
+	char who[40];
+
+	switch (r->event) {
+	case SC_TRACE_CAPTURE_BEGIN:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: stack_save_td(td %d), thread lock held",
+		    who, r->tid);
+		break;
+	case SC_TRACE_PCB_WALK:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: td %d is not running: walk from its "
+		    "pcb_rbp, %" PRIu64 " frames", who, r->tid, r->arg0);
+		break;
+	case SC_TRACE_LOCK_DROPPED:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: td %d is running: thread_unlock(td %d)",
+		    who, r->tid, r->tid);
+		break;
+	case SC_TRACE_LOCK_TAKEN:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: thread_lock(td %d)", who, r->tid);
+		break;
+	case SC_TRACE_NOCPU:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: td %d is RUNNING but td_oncpu is NOCPU "
+		    "(mid-switch): spin, no IPI", who, r->tid);
+		break;
+	case SC_TRACE_IPI_SENT:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: ipi_cpu(cpu%" PRIu64 ", IPI_TRACE) "
+		    "for td %d [ipi %" PRIu64 "]", who, r->arg0, r->tid,
+		    r->arg1);
+		break;
+	case SC_TRACE_IPI_DEFERRED:
+		snprintf(buf, len, "cpu%d: IPI arrives with interrupts "
+		    "disabled (td %d): held pending until spinlock_exit()",
+		    r->cpu, r->tid);
+		break;
+	case SC_TRACE_IPI_RECEIVED:
+		snprintf(buf, len, "cpu%d: IPI_TRACE received, interrupted td %d "
+		    "at rbp %#" PRIx64 " [ipi %" PRIu64 "]", r->cpu, r->tid,
+		    r->arg0, r->arg1);
+		break;
+	case SC_TRACE_WALK_DONE:
+		snprintf(buf, len, "cpu%d: walked td %d's kernel stack: %" PRIu64
+		    " frames", r->cpu, r->tid, r->arg0);
+		break;
+	case SC_TRACE_ANSWER_PUBLISHED:
+		snprintf(buf, len, "cpu%d: stack_intr_td = td %d (release "
+		    "store), requester woken", r->cpu, r->tid);
+		break;
+	case SC_TRACE_STALE_IPI:
+		snprintf(buf, len, "cpu%d: IPI_TRACE finds no open request for "
+		    "this CPU (its requester gave up): nothing done", r->cpu);
+		break;
+	case SC_TRACE_ANSWER_SEEN:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: answer names td %" PRIu64 ", the target",
+		    who, r->arg0);
+		break;
+	case SC_TRACE_RETRY:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: answer names td %" PRIu64 ", not td %d: "
+		    "retry (%s)", who, r->arg0, r->tid, r->arg1 == 1 ?
+		    "the CPU went idle" : "another thread runs there");
+		break;
+	case SC_TRACE_TIMEOUT:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: no answer for td %d within %" PRIu64
+		    " ms: give up, ETIMEDOUT", who, r->tid, r->arg0 / 1000000);
+		break;
+	case SC_TRACE_CAPTURE_DONE:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: stack_save_td(td %d) returns %s, %" PRIu64
+		    " frames", who, r->tid, sc_errname(r->arg0), r->arg1);
+		break;
+	case SC_TRACE_SWITCH:
+		snprintf(buf, len, "cpu%d: cpu_switch from td %d to td %" PRIu64,
+		    r->cpu, r->tid, r->arg0);
+		break;
+	case SC_TRACE_STATE:
+		snprintf(buf, len, "td %d: %s -> %s", r->tid,
+		    sc_statename(r->arg0), sc_statename(r->arg1));
+		break;
+	default:
+		snprintf(buf, len, "event %d", r->event);
+	}
+}
+
+/* A snapshot in a buffer of our own; NULL when off or out of memory. */
+static struct sc_trace_record *
+sc_trace_take(struct sc_machine *m, size_t *np)
+{
+	struct sc_trace_record *recs;
+
+	if (m->m_trace == NULL)
+		return (NULL);
+	recs = calloc(m->m_trace->tr_n, sizeof(*recs));
+	if (recs != NULL)
+		*np = sc_trace_snapshot(m, recs, m->m_trace->tr_n);
+	return (recs);
+}
+
+int
+sc_trace_print(struct sc_machine *m, FILE *fp)
+{
+	struct sc_trace_record *recs;
+	char line[256];
+	size_t i, n = 0;
+
+	if ((recs = sc_trace_take(m, &n)) == NULL)
+		return (m->m_trace == NULL ? ENOENT : ENOMEM);
+	for (i = 0; i < n; i++) {
+		sc_trace_narrate(&recs[i], line, sizeof(line));
+		fprintf(fp, "%10.3f us  %s\n",
+		    (double)(recs[i].ts_ns - recs[0].ts_ns) / 1000.0, line);
+	}
+	free(recs);
+	return (ferror(fp) ? EIO : 0);
+}
+
+/* The JSON track of an event: its CPU, or one track for plain pthreads. */
+static int
+sc_trace_track(const struct sc_machine *m, const struct sc_trace_record *r)
+{
+	return (r->cpu == SC_NOCPU ? m->m_ncpu : r->cpu);
+}
+
+int
+sc_trace_write_json(struct sc_machine *m, FILE *fp)
+{
+	struct sc_trace_record *recs, *r;
+	char line[256];
+	const char *c;
+	size_t i, n = 0;
+	double ts;
+	int cpu;
+
+	if ((recs = sc_trace_take(m, &n)) == NULL)
+		return (m->m_trace == NULL ? ENOENT : ENOMEM);
+	fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+	fprintf(fp, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+	    "\"tid\":0,\"args\":{\"name\":\"stackcap machine\"}}");
+	for (cpu = 0; cpu <= m->m_ncpu; cpu++) {
+		if (cpu < m->m_ncpu)
+			snprintf(line, sizeof(line), "cpu%d", cpu);
+		else
+			snprintf(line, sizeof(line), "plain pthreads");
+		fprintf(fp, ",\n{\"name\":\"thread_name\",\"ph\":\"M\","
+		    "\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", cpu,
+		    line);
+	}
+	for (i = 0; i < n; i++) {
+		r = &recs[i];
+		ts = (double)(r->ts_ns - recs[0].ts_ns) / 1000.0;
+		sc_trace_narrate(r, line, sizeof(line));
+		fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"stackcap\","
+		    "\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":1,\"tid\":%d,"
+		    "\"args\":{\"seq\":%" PRIu64 ",\"td\":%d,\"arg0\":%" PRIu64
+		    ",\"arg1\":%" PRIu64 ",\"text\":\"",
+		    sc_trace_event_name(r->event), ts, sc_trace_track(m, r),
+		    r->seq, r->tid, r->arg0, r->arg1);
+		for (c = line; *c != '\0'; c++) {
+			if (*c == '"' || *c == '\\')
+				fputc('\\', fp);
+			fputc(*c, fp);
+		}
+		fprintf(fp, "\"}}");
+		/* A flow from each IPI sent to the handler that took it. */
+		if (r->event == SC_TRACE_IPI_SENT ||
+		    r->event == SC_TRACE_IPI_RECEIVED)
+			fprintf(fp, ",\n{\"name\":\"IPI_TRACE\",\"cat\":\"ipi\","
+			    "\"ph\":\"%s\",%s\"id\":%" PRIu64 ",\"ts\":%.3f,"
+			    "\"pid\":1,\"tid\":%d}",
+			    r->event == SC_TRACE_IPI_SENT ? "s" : "f",
+			    r->event == SC_TRACE_IPI_SENT ? "" : "\"bp\":\"e\",",
+			    r->arg1, ts, sc_trace_track(m, r));
+	}
+	fprintf(fp, "\n]}\n");
+	free(recs);
+	return (ferror(fp) ? EIO : 0);
+}
