@@ -37,20 +37,9 @@ sc_frame_in_range(uintptr_t fp, struct sc_range r)
 int
 sc_pc_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
 {
-	size_t lo, hi, mid;
+	struct sc_range hit;
 
-	lo = 0;
-	hi = ntext;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pc < text[mid].lo)
-			hi = mid;
-		else if (pc >= text[mid].hi)
-			lo = mid + 1;
-		else
-			return (1);
-	}
-	return (0);
+	return (sc__text_lookup(pc, text, ntext, &hit));
 }
 
 struct sc_text_build {

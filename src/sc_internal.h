@@ -231,6 +231,31 @@ void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
 	}								\
 } while (0)
 
+/*
+ * Binary search of text[0..ntext) (sorted, not overlapping) for pc; on a
+ * hit, *hitp is the range that holds it.  Inline: the walker calls it once
+ * per frame.  sc_pc_in_text() is its public form.
+ */
+static inline bool
+sc__text_lookup(uintptr_t pc, const struct sc_range *text, size_t ntext,
+    struct sc_range *hitp)
+{
+	size_t lo = 0, hi = ntext, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc < text[mid].lo)
+			hi = mid;
+		else if (pc >= text[mid].hi)
+			lo = mid + 1;
+		else {
+			*hitp = text[mid];
+			return (true);
+		}
+	}
+	return (false);
+}
+
 /* frame_bounds.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
 size_t	sc__ranges_sort_merge(struct sc_range *r, size_t n);
 

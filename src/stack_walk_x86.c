@@ -17,47 +17,74 @@
  * may have redzones in the stack memory around it and TSan would report the
  * intended racy read of a live stack.  The walker already proves that the
  * 16 bytes lie inside the stack's mapping, so the load opts out of ASan and
- * TSan instrumentation.  It does not opt out in fuzz builds: there the
- * "stack" is the fuzzer's buffer, and the fuzzer must see every read.
+ * TSan instrumentation (and so is never inlined there).  It does not opt
+ * out in fuzz builds: there the "stack" is the fuzzer's buffer, and the
+ * fuzzer must see every read.  Elsewhere it is inlined into the walk.
  */
 #if defined(SC_FUZZING)
-#define SC_FRAME_LOAD_ATTR	__attribute__((noinline))
-#else
+#define SC_FRAME_LOAD_ATTR	__attribute__((always_inline)) inline
+#elif defined(SC_SANITIZER_ADDRESS) || defined(SC_SANITIZER_THREAD)
+/* A function that opts out is never inlined into one that does not. */
 #define SC_FRAME_LOAD_ATTR	__attribute__((noinline, \
 	no_sanitize("address", "thread")))
+#else
+#define SC_FRAME_LOAD_ATTR	__attribute__((always_inline)) inline
 #endif
 
-SC_FRAME_LOAD_ATTR static void
-sc_frame_load(uintptr_t fp, uintptr_t *nextp, uintptr_t *retp)
+struct sc_frame_rec {
+	uintptr_t	next, ret;
+};
+
+/* Returned by value, in %rax:%rdx: no store and reload per frame. */
+SC_FRAME_LOAD_ATTR static struct sc_frame_rec
+sc_frame_load(uintptr_t fp)
 {
 	const volatile uintptr_t *rec = (const volatile uintptr_t *)fp;
+	struct sc_frame_rec r;
 
-	*nextp = rec[0];
-	*retp = rec[1];
+	r.next = rec[0];
+	r.ret = rec[1];
+	return (r);
 }
 
+/*
+ * The rules are those of sc_frame_in_range() and sc_pc_in_text(), in the
+ * order DESIGN.md gives, written out here because this loop is the hot
+ * path: the range test against a precomputed last fp, and a one-entry
+ * cache of the text range that held the previous return address (most
+ * frames return into the same object).
+ */
 int
 sc_stack_walk(struct sc_stack *st, uintptr_t fp, struct sc_range stack,
     const struct sc_range *text, size_t ntext)
 {
-	uintptr_t next, ret;
+	struct sc_range hit = { 0, 0 };
+	struct sc_frame_rec r;
+	uintptr_t last;
+	int depth = 0;
 
-	sc_stack_zero(st);
+	if (stack.hi < stack.lo || stack.hi - stack.lo < 16)
+		goto out;
+	last = stack.hi - 16;		/* the last fp whose record fits */
 	for (;;) {
-		if (!sc_frame_in_range(fp, stack))
+		if (fp < stack.lo || fp > last)
 			break;
 		if ((fp & (sizeof(uintptr_t) - 1)) != 0)
 			break;
-		sc_frame_load(fp, &next, &ret);
-		if (!sc_pc_in_text(ret, text, ntext))
+		r = sc_frame_load(fp);
+		if ((r.ret < hit.lo || r.ret >= hit.hi) &&
+		    !sc__text_lookup(r.ret, text, ntext, &hit))
 			break;
-		if (sc_stack_put(st, ret) == -1)
+		if (depth == SC_STACK_MAX)
 			break;
-		if (next <= fp)
+		st->pcs[depth++] = r.ret;
+		if (r.next <= fp)
 			break;
-		fp = next;
+		fp = r.next;
 	}
-	return (st->depth);
+out:
+	st->depth = depth;
+	return (depth);
 }
 
 /* The calling pthread's stack, cached per pthread. */
