@@ -200,6 +200,11 @@ struct sc_machine_config {
 	size_t	trace_events;		/* protocol trace ring size; 0 = off */
 	sc_hook_fn hook;		/* race injection; NULL = none */
 	void	*hook_arg;
+	int	hold_lock_across_ipi;	/* teaching only: keep td's thread
+					   lock across the IPI, the mistake
+					   that step 4 avoids (it deadlocks
+					   when the target needs its lock);
+					   needs a bounded wait */
 };
 
 /* Counters of one machine (monotonic).  Fields may be added at the end. */

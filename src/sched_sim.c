@@ -1049,7 +1049,8 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 	    cfg->ncpu > SC_MAXCPU || cfg->kstack_pages < 1 ||
 	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
 	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
-	    cfg->wait_strategy > SC_WAIT_SLEEP)
+	    cfg->wait_strategy > SC_WAIT_SLEEP ||
+	    (cfg->hold_lock_across_ipi && cfg->capture_timeout_ns == 0))
 		return (EINVAL);
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)

@@ -140,6 +140,30 @@ sc_stack_capture_pcb(struct sc_stack *st, struct sc_thread *td)
 	sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack, text, ntext);
 }
 
+/*
+ * Step 4 drops td's thread lock before the IPI: the target may need that
+ * lock to run on (to switch, say) while its CPU has interrupts disabled,
+ * and then could never take the IPI.  hold_lock_across_ipi keeps it, to
+ * show that deadlock (the bounded wait ends it).
+ */
+static void
+sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td)
+{
+	if (m->m_cfg.hold_lock_across_ipi)
+		return;
+	SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), td->td_tid, 0, 0);
+	sc_thread_unlock(td);
+}
+
+static void
+sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td)
+{
+	if (m->m_cfg.hold_lock_across_ipi)
+		return;
+	sc_thread_lock(td);
+	SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0, 0);
+}
+
 int
 sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 {
@@ -189,9 +213,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			error = 0;
 			break;
 		}
-		SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), td->td_tid, 0,
-		    0);
-		sc_thread_unlock(td);
+		sc_stack_save_unlock(m, td);
 		sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
 		cpuid = atomic_load(&td->td_oncpu);
 		if (cpuid == SC_NOCPU) {
@@ -200,9 +222,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), td->td_tid, 0,
 			    0);
 			__builtin_ia32_pause();
-			sc_thread_lock(td);
-			SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid,
-			    0, 0);
+			sc_stack_save_relock(m, td);
 			continue;
 		}
 		pc = &m->m_pcpu[cpuid];
@@ -224,9 +244,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		if (answer != NULL && answer == td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
 			    td->td_tid, answer->td_tid, 0);
-		sc_thread_lock(td);
-		SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0,
-		    0);
+		sc_stack_save_relock(m, td);
 
 		if (answer == NULL) {
 			SC_CNT_INC(m, timeouts);

@@ -1,0 +1,560 @@
+/*
+ * Protocol scenarios (see scenarios.h).  A target thread spins in a known
+ * chain, target_main -> spin_outer -> spin_inner, and obeys commands from
+ * its loop; a hook gives it the command at the exact protocol step where
+ * the scenario wants the race, and waits (bounded) until it obeyed.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "scenarios.h"
+
+#define SCN_BOUND_NS	(10LL * 1000 * 1000 * 1000)	/* any wait: 10 s */
+#define SCN_BARRIER()	__asm__ volatile("" ::: "memory")
+#if defined(__clang__)
+#define SCN_NOIPA	__attribute__((noinline))
+#else
+#define SCN_NOIPA	__attribute__((noinline, noipa))
+#endif
+
+/* Commands a target obeys from its spin loop. */
+enum scn_cmd {
+	CMD_NONE = 0,
+	CMD_SLEEP,	/* sleep on its wait channel */
+	CMD_YIELD,	/* sc_yield() once */
+	CMD_USER,	/* spin in user mode until CMD_NONE */
+	CMD_CLI,	/* disable interrupts until an IPI was deferred */
+	CMD_BLOCK,	/* block the IPI signal until CMD_NONE */
+	CMD_EXIT
+};
+
+struct scn_target {
+	struct sc_machine *m;
+	struct sc_thread *td;
+	_Atomic int	cmd;
+	_Atomic int	acked;		/* the last command taken */
+	_Atomic int	no_preempt;	/* never yield of its own accord */
+};
+
+static int64_t
+scn_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
+/* Bounded waits: false when the bound expired. */
+static bool
+scn_wait_ge(_Atomic int *v, int want)
+{
+	int64_t end = scn_now() + SCN_BOUND_NS;
+
+	while (atomic_load(v) < want) {
+		if (scn_now() > end)
+			return (false);
+		sched_yield();
+	}
+	return (true);
+}
+
+#define SCN_CNT(m, f)	({						\
+	struct sc_counters c_;						\
+									\
+	sc_machine_counters((m), &c_);					\
+	c_.f;								\
+})
+#define SCN_WAIT_CNT(m, f, v)	({					\
+	int64_t end_ = scn_now() + SCN_BOUND_NS;			\
+	bool ok_ = true;						\
+									\
+	while (SCN_CNT((m), f) < (uint64_t)(v)) {			\
+		if (scn_now() > end_) {					\
+			ok_ = false;					\
+			break;						\
+		}							\
+		sched_yield();						\
+	}								\
+	ok_;								\
+})
+
+/* Until td is in state s and, for RUNNING, on a CPU, otherwise off all. */
+static bool
+scn_wait_state(struct sc_thread *td, enum sc_td_state s)
+{
+	int64_t end = scn_now() + SCN_BOUND_NS;
+
+	while (sc_thread_state(td) != s || (s == SC_TDS_RUNNING) !=
+	    (sc_thread_oncpu(td) != SC_NOCPU)) {
+		if (scn_now() > end)
+			return (false);
+		sched_yield();
+	}
+	return (true);
+}
+
+/* --- The target --- */
+
+SCN_NOIPA static void
+user_spin(void *arg)
+{
+	struct scn_target *t = arg;
+
+	atomic_store(&t->acked, CMD_USER);
+	while (atomic_load(&t->cmd) == CMD_USER)
+		;
+}
+
+SCN_NOIPA static void
+cli_wait(struct scn_target *t)
+{
+	sc_spinlock_enter();
+	atomic_store(&t->acked, CMD_CLI);
+	/* Interrupts stay off until the IPI has arrived and been deferred. */
+	(void)SCN_WAIT_CNT(t->m, ipis_deferred, 1);
+	sc_spinlock_exit();
+	SCN_BARRIER();
+}
+
+SCN_NOIPA static void
+block_wait(struct scn_target *t, int signo)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	atomic_store(&t->acked, CMD_BLOCK);
+	while (atomic_load(&t->cmd) == CMD_BLOCK)
+		;
+	/* The lost IPI arrives now, after its requester gave up. */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	SCN_BARRIER();
+}
+
+SCN_NOIPA static void
+spin_inner(struct scn_target *t)
+{
+	int c;
+
+	for (;;) {
+		c = atomic_load(&t->cmd);
+		if (c == CMD_EXIT)
+			break;
+		switch (c) {
+		case CMD_SLEEP:
+			atomic_store(&t->cmd, CMD_NONE);
+			atomic_store(&t->acked, CMD_SLEEP);
+			sc_sleep(t, "scncmd");
+			break;
+		case CMD_YIELD:
+			atomic_store(&t->cmd, CMD_NONE);
+			atomic_store(&t->acked, CMD_YIELD);
+			sc_yield();
+			break;
+		case CMD_USER:
+			sc_user_call(user_spin, t);
+			break;
+		case CMD_CLI:
+			atomic_store(&t->cmd, CMD_NONE);
+			cli_wait(t);
+			break;
+		case CMD_BLOCK:
+			block_wait(t, SIGRTMIN + 2);
+			break;
+		default:
+			if (!atomic_load(&t->no_preempt))
+				sc_maybe_yield();
+		}
+	}
+	SCN_BARRIER();
+}
+
+SCN_NOIPA static void
+spin_outer(struct scn_target *t)
+{
+	spin_inner(t);
+	SCN_BARRIER();
+}
+
+SCN_NOIPA static void
+target_main(void *arg)
+{
+	spin_outer(arg);
+	SCN_BARRIER();
+}
+
+/* A thread that spins without giving up its CPU until told. */
+static void
+hog_main(void *arg)
+{
+	_Atomic int *stop = arg;
+
+	while (!atomic_load(stop))
+		;
+}
+
+static int
+target_start(struct sc_proc *p, struct scn_target *t, const char *name,
+    int no_preempt)
+{
+	memset(t, 0, sizeof(*t));
+	t->m = sc_proc_machine(p);
+	atomic_store(&t->no_preempt, no_preempt);
+	if (sc_thread_create(p, name, target_main, t, &t->td) != 0)
+		return (ENOMEM);
+	return (scn_wait_state(t->td, SC_TDS_RUNNING) ? 0 : ETIMEDOUT);
+}
+
+static int
+target_stop(struct scn_target *t)
+{
+	atomic_store(&t->cmd, CMD_EXIT);
+	sc_wakeup(t);
+	return (sc_thread_join(t->td));
+}
+
+/* A capture as the kernel's callers make it: proc lock, thread lock. */
+static int
+capture(struct sc_proc *p, struct scn_target *t, struct scn_result *res)
+{
+	sc_proc_lock(p);
+	sc_thread_lock(t->td);
+	res->error = sc_stack_save_td(&res->stack, t->td);
+	sc_thread_unlock(t->td);
+	sc_proc_unlock(p);
+	res->target_tid = sc_thread_tid(t->td);
+	return (0);
+}
+
+/* --- Hooks --- */
+
+struct scn_hook {
+	struct scn_target *t;
+	enum sc_hook_point point;
+	int		cmd;		/* the command to give at the point */
+	enum sc_td_state wait_for;	/* the target state to wait for */
+	struct sc_thread *other;	/* must be running after it */
+	_Atomic int	fired;
+	_Atomic int	in_window;
+	_Atomic int	failed;
+};
+
+/* At `point`, once: command the target and wait until it obeyed. */
+static void
+hook_command(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_hook *h = arg;
+
+	if (point != h->point || td != h->t->td ||
+	    atomic_exchange(&h->fired, 1))
+		return;
+	atomic_store(&h->t->cmd, h->cmd);
+	if (!scn_wait_state(td, h->wait_for) || (h->other != NULL &&
+	    !scn_wait_state(h->other, SC_TDS_RUNNING)))
+		atomic_store(&h->failed, 1);
+}
+
+/*
+ * The requester reads td_oncpu while the target is inside its switch,
+ * RUNNING but NOCPU: hold the switch there (interrupts are off, so only
+ * spin, bounded) until the requester has counted the NOCPU spin.
+ */
+static void
+hook_nocpu(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_hook *h = arg;
+
+	if (td != h->t->td)
+		return;
+	if (point == SC_HOOK_SAVE_UNLOCKED && !atomic_exchange(&h->fired, 1)) {
+		atomic_store(&h->t->cmd, CMD_YIELD);
+		if (!scn_wait_ge(&h->in_window, 1))
+			atomic_store(&h->failed, 1);
+	} else if (point == SC_HOOK_SWITCH_NOCPU &&
+	    atomic_load(&h->fired) && !atomic_exchange(&h->in_window, 1)) {
+		if (!SCN_WAIT_CNT(h->t->m, retry_nocpu, 1))
+			atomic_store(&h->failed, 1);
+	}
+}
+
+/*
+ * With the lock held across the IPI: before the IPI, make the target need
+ * its own thread lock (it yields), and wait until its CPU spins on it with
+ * interrupts disabled.
+ */
+static void
+hook_lock_held(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_hook *h = arg;
+	uint64_t spins;
+
+	if (point != SC_HOOK_SAVE_BEFORE_IPI || td != h->t->td ||
+	    atomic_exchange(&h->fired, 1))
+		return;
+	spins = SCN_CNT(h->t->m, spin_waits);
+	atomic_store(&h->t->cmd, CMD_YIELD);
+	if (!SCN_WAIT_CNT(h->t->m, spin_waits, spins + 1))
+		atomic_store(&h->failed, 1);
+}
+
+/* Run a capture of a fresh target with hook h installed. */
+static int
+run_hooked(struct sc_proc *p, struct scn_target *t, struct scn_hook *h,
+    sc_hook_fn fn, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+
+	h->t = t;
+	sc_machine_set_hook(m, fn, h);
+	capture(p, t, res);
+	sc_machine_set_hook(m, NULL, NULL);
+	res->raced = atomic_load(&h->fired) && !atomic_load(&h->failed);
+	return (atomic_load(&h->failed) ? ETIMEDOUT : 0);
+}
+
+/* --- The scenarios --- */
+
+static int
+scn_running(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "runner", 0)) != 0)
+		return (error);
+	capture(p, &t, res);
+	res->raced = 1;
+	return (target_stop(&t));
+}
+
+static int
+scn_user_mode(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "user", 0)) != 0)
+		return (error);
+	atomic_store(&t.cmd, CMD_USER);
+	if (!scn_wait_ge(&t.acked, CMD_USER))
+		return (ETIMEDOUT);
+	capture(p, &t, res);
+	res->raced = 1;
+	atomic_store(&t.cmd, CMD_NONE);
+	return (target_stop(&t));
+}
+
+static int
+scn_switch_off(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_hook h = { .point = SC_HOOK_SAVE_UNLOCKED,
+	    .cmd = CMD_SLEEP, .wait_for = SC_TDS_INHIBITED };
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "sleeper", 0)) != 0)
+		return (error);
+	error = run_hooked(p, &t, &h, hook_command, res);
+	return (error != 0 ? error : target_stop(&t));
+}
+
+static int
+scn_idle_cpu(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_hook h = { .point = SC_HOOK_SAVE_BEFORE_IPI,
+	    .cmd = CMD_SLEEP, .wait_for = SC_TDS_INHIBITED };
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "idler", 0)) != 0)
+		return (error);
+	error = run_hooked(p, &t, &h, hook_command, res);
+	return (error != 0 ? error : target_stop(&t));
+}
+
+/* One CPU: the target and a hog that waits on the run queue. */
+static int
+start_with_hog(struct sc_proc *p, struct scn_target *t, const char *name,
+    _Atomic int *stop, struct sc_thread **hogp)
+{
+	int error;
+
+	if ((error = target_start(p, t, name, 1)) != 0)
+		return (error);
+	if (sc_thread_create(p, "hog", hog_main, stop, hogp) != 0)
+		return (ENOMEM);
+	return (scn_wait_state(*hogp, SC_TDS_RUNQ) ? 0 : ETIMEDOUT);
+}
+
+static int
+stop_with_hog(struct scn_target *t, _Atomic int *stop, struct sc_thread *hog)
+{
+	atomic_store(stop, 1);
+	sc_thread_join(hog);
+	return (target_stop(t));
+}
+
+static int
+scn_other_thread(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_hook h = { .point = SC_HOOK_SAVE_BEFORE_IPI,
+	    .cmd = CMD_YIELD, .wait_for = SC_TDS_RUNQ };
+	struct sc_thread *hog;
+	_Atomic int stop = 0;
+	struct scn_target t;
+	int error;
+
+	if ((error = start_with_hog(p, &t, "yielder", &stop, &hog)) != 0)
+		return (error);
+	h.other = hog;
+	error = run_hooked(p, &t, &h, hook_command, res);
+	return (error != 0 ? error : stop_with_hog(&t, &stop, hog));
+}
+
+static int
+scn_nocpu_window(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_hook h = { .point = SC_HOOK_SAVE_UNLOCKED };
+	struct sc_thread *hog;
+	_Atomic int stop = 0;
+	struct scn_target t;
+	int error;
+
+	if ((error = start_with_hog(p, &t, "switcher", &stop, &hog)) != 0)
+		return (error);
+	error = run_hooked(p, &t, &h, hook_nocpu, res);
+	if (error == 0 && !atomic_load(&h.in_window))
+		error = ETIMEDOUT;
+	return (error != 0 ? error : stop_with_hog(&t, &stop, hog));
+}
+
+static int
+scn_interrupts_disabled(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "cli", 0)) != 0)
+		return (error);
+	atomic_store(&t.cmd, CMD_CLI);
+	if (!scn_wait_ge(&t.acked, CMD_CLI))
+		return (ETIMEDOUT);
+	capture(p, &t, res);
+	res->raced = 1;
+	return (target_stop(&t));
+}
+
+static int
+scn_lost_ipi(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "deaf", 0)) != 0)
+		return (error);
+	atomic_store(&t.cmd, CMD_BLOCK);
+	if (!scn_wait_ge(&t.acked, CMD_BLOCK))
+		return (ETIMEDOUT);
+	capture(p, &t, res);
+	res->raced = 1;
+	/* Unblock: the late IPI finds no open request. */
+	atomic_store(&t.cmd, CMD_NONE);
+	if (!SCN_WAIT_CNT(m, trace_stale, 1))
+		return (ETIMEDOUT);
+	return (target_stop(&t));
+}
+
+static int
+scn_lock_held(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_hook h = { 0 };
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "victim", 0)) != 0)
+		return (error);
+	error = run_hooked(p, &t, &h, hook_lock_held, res);
+	/* The lock is free again: the target switches, the IPI is late. */
+	if (error == 0 && !SCN_WAIT_CNT(m, trace_stale, 1))
+		error = ETIMEDOUT;
+	return (error != 0 ? error : target_stop(&t));
+}
+
+const struct scn_scenario scn_scenarios[] = {
+	{ "running", "capture a thread that spins on a CPU: one IPI, one "
+	    "answer", 2, 1000000000L, 0, scn_running },
+	{ "user-mode", "the target runs in user mode: no kernel frame, EBUSY",
+	    2, 1000000000L, 0, scn_user_mode },
+	{ "switch-off", "the target sleeps right after the requester drops "
+	    "its lock: NOCPU, retry, pcb walk", 2, 1000000000L, 0,
+	    scn_switch_off },
+	{ "idle-cpu", "the target sleeps just before the IPI: the idle thread "
+	    "answers, retry, pcb walk", 2, 1000000000L, 0, scn_idle_cpu },
+	{ "other-thread", "one CPU: the target yields just before the IPI, "
+	    "another thread answers, retry", 1, 1000000000L, 0,
+	    scn_other_thread },
+	{ "nocpu-window", "the requester reads td_oncpu in the middle of the "
+	    "target's switch: spin, no IPI", 1, 1000000000L, 0,
+	    scn_nocpu_window },
+	{ "interrupts-disabled", "the target's CPU has interrupts disabled: "
+	    "the IPI waits for spinlock_exit()", 2, 1000000000L, 0,
+	    scn_interrupts_disabled },
+	{ "lost-ipi", "the IPI is lost (signal blocked): the bounded wait "
+	    "gives ETIMEDOUT, the late handler does nothing", 2, 50000000L, 0,
+	    scn_lost_ipi },
+	{ "lock-held", "what goes wrong if the thread lock were held across "
+	    "the IPI: deadlock, stopped by the bounded wait", 2, 100000000L, 1,
+	    scn_lock_held },
+};
+const size_t scn_nscenarios = sizeof(scn_scenarios) / sizeof(scn_scenarios[0]);
+
+const struct scn_scenario *
+scn_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < scn_nscenarios; i++)
+		if (strcmp(scn_scenarios[i].name, name) == 0)
+			return (&scn_scenarios[i]);
+	return (NULL);
+}
+
+int
+scn_run(const struct scn_scenario *s, size_t trace_events,
+    void (*show)(struct sc_machine *m, void *arg), void *arg,
+    struct scn_result *res)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	int error;
+
+	memset(res, 0, sizeof(*res));
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = s->ncpu;
+	cfg.capture_timeout_ns = s->timeout_ns;
+	cfg.trace_events = trace_events;
+	cfg.hold_lock_across_ipi = s->hold_lock;
+	if ((error = sc_machine_create(&cfg, &m)) != 0)
+		return (error);
+	if ((error = sc_proc_create(m, "scenario", &p)) == 0)
+		error = s->run(p, res);
+	sc_machine_counters(m, &res->cnt);
+	if (error != 0)
+		fprintf(stderr, "scenario %s: a bounded wait expired (%s)\n",
+		    s->name, strerror(error));
+	if (show != NULL)
+		show(m, arg);
+	sc_machine_destroy(m);
+	return (error);
+}

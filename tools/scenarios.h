@@ -1,0 +1,50 @@
+/*
+ * Protocol scenarios: each one makes one race of sc_stack_save_td() happen
+ * on demand, with the race-injection hooks and not with timing, on a
+ * machine of its own.  stackcap-demo --scenario shows them with their
+ * narrated trace; tests/test_protocol.c asserts the path each one takes.
+ */
+#ifndef SC_SCENARIOS_H
+#define SC_SCENARIOS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "stackcap.h"
+
+/* What a scenario's capture gave. */
+struct scn_result {
+	int		error;		/* sc_stack_save_td()'s return */
+	struct sc_stack	stack;		/* the stack it captured */
+	struct sc_counters cnt;		/* the machine's counters after it */
+	int		target_tid;
+	int		raced;		/* the hook made the race happen */
+};
+
+struct scn_scenario {
+	const char	*name;		/* e.g. "switch-off" */
+	const char	*summary;	/* one line, for --help */
+	int		ncpu;
+	long		timeout_ns;	/* the capture's bounded wait */
+	int		hold_lock;	/* teaching: hold the lock across the IPI */
+	int		(*run)(struct sc_proc *p, struct scn_result *res);
+};
+
+extern const struct scn_scenario scn_scenarios[];
+extern const size_t scn_nscenarios;
+
+/* The scenario named `name`, or NULL. */
+const struct scn_scenario *scn_find(const char *name);
+
+/*
+ * Run s on a machine of its own, with a trace of trace_events events (0:
+ * off).  Before the machine is destroyed, show(m, arg) is called (when not
+ * NULL), e.g. to print the trace.  Returns 0, or an errno value when the
+ * scenario could not be set up or a bounded wait expired (a message says
+ * which on stderr).  Context: a plain pthread.
+ */
+int	scn_run(const struct scn_scenario *s, size_t trace_events,
+	    void (*show)(struct sc_machine *m, void *arg), void *arg,
+	    struct scn_result *res);
+
+#endif /* !SC_SCENARIOS_H */
