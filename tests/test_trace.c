@@ -1,0 +1,332 @@
+/*
+ * The protocol trace (narrated timeline, Chrome trace-event JSON) and the
+ * collapsed-stack sampler, on the deterministic scenarios of
+ * tools/scenarios.c.
+ */
+#include <errno.h>
+#include <regex.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "sample.h"
+#include "sc_test.h"
+#include "scenarios.h"
+#include "stackcap.h"
+
+/* What a scenario's show() callback keeps of the machine's trace. */
+struct outputs {
+	char	*text;
+	char	*json;
+	struct sc_trace_record recs[512];
+	size_t	nrecs;
+};
+
+static void
+keep_trace(struct sc_machine *m, void *arg)
+{
+	struct outputs *o = arg;
+	size_t len;
+	FILE *fp;
+
+	fp = open_memstream(&o->text, &len);
+	assert_int_equal(sc_trace_print(m, fp), 0);
+	fclose(fp);
+	fp = open_memstream(&o->json, &len);
+	assert_int_equal(sc_trace_write_json(m, fp), 0);
+	fclose(fp);
+	o->nrecs = sc_trace_snapshot(m, o->recs, 512);
+}
+
+static void
+run_traced(const char *name, struct outputs *o)
+{
+	struct scn_result res;
+
+	memset(o, 0, sizeof(*o));
+	assert_int_equal(scn_run(scn_find(name), 512, keep_trace, o, &res), 0);
+}
+
+static void
+free_outputs(struct outputs *o)
+{
+	free(o->text);
+	free(o->json);
+}
+
+/* Does text contain each of lines[0..n) (as substrings), in this order? */
+static void
+assert_lines_in_order(const char *text, const char *const *lines, size_t n)
+{
+	const char *at = text;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		at = strstr(at, lines[i]);
+		if (at == NULL) {
+			fprintf(stderr, "%s", text);
+			fail_msg("missing, or out of order: \"%s\"", lines[i]);
+		}
+		at += strlen(lines[i]);
+	}
+}
+
+static void
+test_narrated_idle_cpu(void **state)
+{
+	static const char *const lines[] = {
+		"requester: stack_save_td(td 100002), thread lock held",
+		"requester: td 100002 is running: thread_unlock(td 100002)",
+		"requester: ipi_cpu(cpu",
+		": IPI_TRACE received, interrupted td 1000",	/* idle */
+		"stack_intr_td = td 1000",
+		"requester: thread_lock(td 100002)",
+		"requester: answer names td 1000",
+		", not td 100002: retry (the CPU went idle)",
+		"requester: td 100002 is not running: walk from its pcb_rbp",
+		"requester: stack_save_td(td 100002) returns 0",
+	};
+	struct outputs o;
+
+	run_traced("idle-cpu", &o);
+	assert_lines_in_order(o.text, lines, sizeof(lines) / sizeof(lines[0]));
+	free_outputs(&o);
+}
+
+static void
+test_narrated_lost_ipi(void **state)
+{
+	static const char *const lines[] = {
+		"requester: ipi_cpu(cpu",
+		"requester: no answer for td 100002 within 50 ms: give up, "
+		    "ETIMEDOUT",
+		"requester: stack_save_td(td 100002) returns ETIMEDOUT",
+		": IPI_TRACE received, interrupted td 100002",
+		": IPI_TRACE finds no open request for this CPU",
+	};
+	struct outputs o;
+
+	run_traced("lost-ipi", &o);
+	assert_lines_in_order(o.text, lines, sizeof(lines) / sizeof(lines[0]));
+	free_outputs(&o);
+}
+
+/* The JSON parses, and every IPI sent has one handler event (same id). */
+static void
+test_json_parses_and_links_ipis(void **state)
+{
+	static const char *const scenarios[] = { "running", "idle-cpu",
+	    "other-thread", "interrupts-disabled" };
+	const cJSON *ev, *ph, *name, *args, *id;
+	int nsent, nrecv, nflow_s, nflow_f, nmeta;
+	struct outputs o;
+	cJSON *root, *evs;
+	size_t k;
+
+	for (k = 0; k < sizeof(scenarios) / sizeof(scenarios[0]); k++) {
+		run_traced(scenarios[k], &o);
+		root = cJSON_Parse(o.json);
+		if (root == NULL)
+			fail_msg("%s: JSON does not parse near: %.40s",
+			    scenarios[k], cJSON_GetErrorPtr());
+		evs = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+		assert_true(cJSON_IsArray(evs));
+		nsent = nrecv = nflow_s = nflow_f = nmeta = 0;
+		cJSON_ArrayForEach(ev, evs) {
+			ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+			name = cJSON_GetObjectItemCaseSensitive(ev, "name");
+			assert_true(cJSON_IsString(ph) && cJSON_IsString(name));
+			assert_non_null(cJSON_GetObjectItemCaseSensitive(ev,
+			    "pid"));
+			assert_non_null(cJSON_GetObjectItemCaseSensitive(ev,
+			    "tid"));
+			if (strcmp(ph->valuestring, "M") == 0) {
+				nmeta++;
+				continue;
+			}
+			assert_true(cJSON_IsNumber(
+			    cJSON_GetObjectItemCaseSensitive(ev, "ts")));
+			if (strcmp(ph->valuestring, "s") == 0 ||
+			    strcmp(ph->valuestring, "f") == 0) {
+				id = cJSON_GetObjectItemCaseSensitive(ev, "id");
+				assert_true(cJSON_IsNumber(id));
+				if (ph->valuestring[0] == 's')
+					nflow_s++;
+				else
+					nflow_f++;
+				continue;
+			}
+			args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+			assert_true(cJSON_IsString(
+			    cJSON_GetObjectItemCaseSensitive(args, "text")));
+			if (strcmp(name->valuestring, "IPI_SENT") == 0)
+				nsent++;
+			if (strcmp(name->valuestring, "IPI_RECEIVED") == 0)
+				nrecv++;
+		}
+		/* One track per CPU plus one for plain pthreads, a name. */
+		assert_true(nmeta >= 3);
+		assert_true(nsent >= 1);
+		assert_int_equal(nrecv, nsent);
+		assert_int_equal(nflow_s, nsent);
+		assert_int_equal(nflow_f, nrecv);
+		cJSON_Delete(root);
+		free_outputs(&o);
+	}
+}
+
+/* Each IPI_SENT's id has exactly one IPI_RECEIVED, after it. */
+static void
+test_records_pair_ipis(void **state)
+{
+	struct outputs o;
+	size_t i, j;
+	int found;
+
+	run_traced("other-thread", &o);
+	assert_true(o.nrecs > 0);
+	for (i = 1; i < o.nrecs; i++)
+		assert_true(o.recs[i].seq > o.recs[i - 1].seq);
+	for (i = 0; i < o.nrecs; i++) {
+		if (o.recs[i].event != SC_TRACE_IPI_SENT)
+			continue;
+		found = 0;
+		for (j = i + 1; j < o.nrecs; j++)
+			if (o.recs[j].event == SC_TRACE_IPI_RECEIVED &&
+			    o.recs[j].arg1 == o.recs[i].arg1)
+				found++;
+		assert_int_equal(found, 1);
+	}
+	free_outputs(&o);
+}
+
+/* Off by default: nothing recorded, the outputs say so. */
+static void
+test_trace_off(void **state)
+{
+	struct sc_trace_record r[4];
+	struct sc_machine *m = sc_test_machine(1);
+
+	assert_non_null(m);
+	assert_int_equal(sc_trace_snapshot(m, r, 4), 0);
+	assert_int_equal(sc_trace_print(m, stdout), ENOENT);
+	assert_int_equal(sc_trace_write_json(m, stdout), ENOENT);
+	sc_machine_destroy(m);
+}
+
+static void
+noop(void *arg)
+{
+}
+
+/* A small ring keeps the last events, contiguous; clear forgets them. */
+static void
+test_ring_wraps_and_clears(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_trace_record r[64];
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *td;
+	size_t n, i;
+
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 1;
+	cfg.trace_events = 8;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "ring", &p), 0);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(sc_ithread_create(p, "t", noop, NULL, &td), 0);
+		assert_int_equal(sc_ithread_schedule(td), 0);
+		assert_int_equal(sc_thread_join(td), 0);
+	}
+	n = sc_trace_snapshot(m, r, 64);
+	assert_int_equal(n, 8);
+	for (i = 1; i < n; i++)
+		assert_int_equal(r[i].seq, r[i - 1].seq + 1);
+	assert_true(r[0].seq >= 8);
+	sc_trace_clear(m);
+	assert_int_equal(sc_trace_snapshot(m, r, 64), 0);
+	sc_machine_destroy(m);
+}
+
+/* --- Sampling --- */
+
+static int sleeper_wchan;
+
+SC_TEST_NOIPA static void
+leaf(void)
+{
+	sc_sleep(&sleeper_wchan, "leaf");
+	SC_TEST_BARRIER();
+}
+
+SC_TEST_NOIPA static void
+middle(void *arg)
+{
+	leaf();
+	SC_TEST_BARRIER();
+}
+
+static void
+test_collapsed_format(void **state)
+{
+	struct sc_machine *m = sc_test_machine(2);
+	struct sc_proc *p;
+	struct sc_thread *td;
+	char *text = NULL, *line, *save;
+	regex_t re;
+	size_t len;
+	FILE *fp;
+	int nlines = 0, found = 0;
+
+	assert_int_equal(sc_proc_create(m, "sampled", &p), 0);
+	assert_int_equal(sc_thread_create(p, "sleeper", middle, NULL, &td), 0);
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	fp = open_memstream(&text, &len);
+	assert_int_equal(smp_collapsed(m, 5, fp), 0);
+	fclose(fp);
+	/* "frame;frame;...;frame count": no spaces inside, root first. */
+	assert_int_equal(regcomp(&re, "^[^ ;]+(;[^ ;]+)+ [1-9][0-9]*$",
+	    REG_EXTENDED | REG_NOSUB), 0);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		nlines++;
+		if (regexec(&re, line, 0, NULL, 0) != 0)
+			fail_msg("not a collapsed line: \"%s\"", line);
+		if (strncmp(line, "sampled;", 8) == 0) {
+			assert_non_null(strstr(line, ";middle;leaf;sc_sleep;"));
+			assert_non_null(strstr(line, " 5"));
+			found++;
+		}
+	}
+	assert_int_equal(found, 1);
+	assert_true(nlines >= 2);	/* the idle threads too */
+	regfree(&re);
+	free(text);
+	sc_wakeup(&sleeper_wchan);
+	assert_int_equal(sc_thread_join(td), 0);
+	sc_machine_destroy(m);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_narrated_idle_cpu),
+		cmocka_unit_test(test_narrated_lost_ipi),
+		cmocka_unit_test(test_json_parses_and_links_ipis),
+		cmocka_unit_test(test_records_pair_ipis),
+		cmocka_unit_test(test_trace_off),
+		cmocka_unit_test(test_ring_wraps_and_clears),
+		cmocka_unit_test(test_collapsed_format),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
