@@ -239,9 +239,10 @@ SC_EXTERN void	sc_machine_config_init(struct sc_machine_config *cfg);
 
 /*
  * Create a machine: cfg->ncpu CPU pthreads, each with its idle thread.
- * Returns 0, EINVAL (bad config), EBUSY (another handler is installed for
- * cfg->ipi_signo, or a machine with that signal exists), ENOMEM, or the
- * error of pthread_create.  Context: a plain pthread.
+ * Returns 0, EINVAL (bad config), EBUSY (a handler that is not
+ * stackcap's is installed for cfg->ipi_signo; machines may share one
+ * signal), ENOMEM, or the error of pthread_create.  Context: a plain
+ * pthread.
  */
 SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
 		    struct sc_machine **mp);

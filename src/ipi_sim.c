@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "sc_internal.h"
 #include "sc_sanitizer.h"
@@ -160,6 +162,7 @@ sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td)
 {
 	struct sc_machine *m = pc->pc_machine;
 	uint64_t id;
+	pid_t tid;
 
 	id = atomic_fetch_add(&m->m_ipi_seq, 1) + 1;
 	atomic_store(&pc->pc_ipi_id, id);
@@ -173,7 +176,18 @@ sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td)
 		atomic_fetch_add(&pc->pc_idle_futex, 1);
 		sc__futex_wake(&pc->pc_idle_futex, 1);
 	}
-	pthread_kill(pc->pc_pthread, m->m_cfg.ipi_signo);
+	/*
+	 * tgkill() to the CPU pthread's Linux tid: one system call, where
+	 * glibc's pthread_kill() makes four (it blocks every signal around
+	 * getpid() and tgkill(), against a thread that exits meanwhile).  A
+	 * CPU pthread exits only in sc_machine_destroy(), which no other call
+	 * overlaps, except for IPI_STOP: that one keeps pthread_kill().
+	 */
+	tid = atomic_load_explicit(&pc->pc_ktid, memory_order_relaxed);
+	if (tid != 0 && (vectors & SC_IPI_STOP) == 0)
+		(void)syscall(SYS_tgkill, m->m_pid, tid, m->m_cfg.ipi_signo);
+	else
+		pthread_kill(pc->pc_pthread, m->m_cfg.ipi_signo);
 }
 
 /* Objects in which IPI_STOP must not stop a thread. */

@@ -205,7 +205,8 @@ struct sc_machine {
 					   destroy: a caller may still use one */
 	struct sc_counters m_cnt;	/* (a) relaxed atomic increments */
 	_Atomic int	m_dying;	/* (a) sc_machine_destroy() began */
-	struct sigaction m_oldsa;	/* (c) */
+	pid_t		m_pid;		/* (c) getpid() at creation, for
+					   tgkill() */
 	struct sc_trace	*m_trace;	/* (c) protocol trace, or NULL */
 	_Atomic uint64_t m_ipi_seq;	/* (a) IPI ids, for the trace */
 	struct sc_range	*m_nostop;	/* (c) text where IPI_STOP must not

@@ -618,6 +618,7 @@ sc_maybe_yield(void)
 		return;
 	SC_CNT_INC(pc->pc_machine, preemptions);
 	sc_yield();
+	__asm__ volatile("" ::: "memory");	/* no tail call: keep the frame */
 }
 
 int
@@ -1057,6 +1058,7 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 		return (ENOMEM);
 	m->m_cfg = *cfg;
 	m->m_ncpu = cfg->ncpu;
+	m->m_pid = getpid();
 	/* Sanitizers need deeper stacks (FreeBSD adds KSTACK pages too). */
 	m->m_kstack_len = (size_t)cfg->kstack_pages * SC_PAGE_SIZE *
 	    SC_SAN_STACK_SCALE;

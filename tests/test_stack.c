@@ -6,6 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "sc_test.h"
 #include "stackcap.h"
 
 static void
@@ -46,7 +47,7 @@ test_copy(void **state)
 	assert_int_equal(b.depth, 0);
 }
 
-__attribute__((noinline, noipa)) static void
+SC_TEST_NOIPA static void
 named_static_function(void)
 {
 	__asm__ volatile("" ::: "memory");
