@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sample.h"
+#include "scenarios.h"
 #include "stackcap.h"
 
 /* A link of a call chain keeps its frame and its name (DESIGN.md 4). */
@@ -516,6 +518,9 @@ kstack_all(struct sc_machine *m)
 struct demo_opts {
 	int		ncpu;
 	const char	*mode;
+	const char	*scenario;	/* --scenario NAME */
+	const char	*json;		/* --json FILE: Chrome trace-event JSON */
+	int		samples;	/* --sample N */
 };
 
 static int
@@ -555,6 +560,100 @@ run_procstat(const struct demo_opts *o)
 	return (w.errors != 0);
 }
 
+/* Sampling: populate the machine, write N rounds as collapsed stacks. */
+static int
+run_sample(const struct demo_opts *o)
+{
+	static struct demo_world w;
+	int error;
+
+	if (demo_machine(o, &w.m) != 0)
+		return (1);
+	demo_plan(&w, sc_machine_ncpu(w.m));
+	error = demo_populate(&w);
+	if (error == 0)
+		error = smp_collapsed(w.m, o->samples, stdout);
+	if (error != 0) {
+		fprintf(stderr, "stackcap-demo: sampling: %s\n",
+		    strerror(error));
+		w.errors++;
+	}
+	fflush(stdout);
+	demo_teardown(&w);
+	return (w.errors != 0);
+}
+
+/* Print a scenario's outcome and its narrated trace, before teardown. */
+static void
+scenario_show(struct sc_machine *m, void *arg)
+{
+	const struct demo_opts *o = arg;
+	FILE *fp;
+
+	printf("\nNarrated trace:\n");
+	sc_trace_print(m, stdout);
+	if (o->json == NULL)
+		return;
+	if ((fp = fopen(o->json, "w")) == NULL ||
+	    sc_trace_write_json(m, fp) != 0 || fclose(fp) != 0)
+		fprintf(stderr, "stackcap-demo: cannot write %s\n", o->json);
+	else
+		printf("\nChrome trace-event JSON written to %s (open it in "
+		    "https://ui.perfetto.dev or chrome://tracing)\n", o->json);
+}
+
+static const char *
+errname(int error)
+{
+	switch (error) {
+	case 0:
+		return ("0");
+	case EBUSY:
+		return ("EBUSY");
+	case ETIMEDOUT:
+		return ("ETIMEDOUT");
+	case ESRCH:
+		return ("ESRCH");
+	default:
+		return (strerror(error));
+	}
+}
+
+/* A race of the protocol, run on demand, with its narrated trace. */
+static int
+run_scenario(const struct demo_opts *o)
+{
+	const struct scn_scenario *s = scn_find(o->scenario);
+	struct scn_result res;
+	char buf[2048];
+	int error;
+
+	if (s == NULL) {
+		fprintf(stderr, "stackcap-demo: no scenario \"%s\" (see "
+		    "--help)\n", o->scenario);
+		return (2);
+	}
+	printf("Scenario %s: %s\n", s->name, s->summary);
+	printf("(%d simulated CPU%s, bounded wait %ld ms)\n", s->ncpu,
+	    s->ncpu > 1 ? "s" : "", s->timeout_ns / 1000000);
+	error = scn_run(s, 4096, scenario_show, (void *)o, &res);
+	sc_stack_format_kk(&res.stack, buf, sizeof(buf));
+	printf("\nsc_stack_save_td(td %d) returned %s; stack: %s\n",
+	    res.target_tid, errname(res.error), res.stack.depth > 0 ? buf :
+	    "(empty)");
+	printf("counters: ipis sent %lu, deferred %lu, answered %lu, stale "
+	    "%lu; retries nocpu %lu, idle %lu, other %lu; timeouts %lu\n",
+	    (unsigned long)res.cnt.ipis_sent,
+	    (unsigned long)res.cnt.ipis_deferred,
+	    (unsigned long)res.cnt.trace_answered,
+	    (unsigned long)res.cnt.trace_stale,
+	    (unsigned long)res.cnt.retry_nocpu,
+	    (unsigned long)res.cnt.retry_idle,
+	    (unsigned long)res.cnt.retry_other,
+	    (unsigned long)res.cnt.timeouts);
+	return (error != 0);
+}
+
 struct demo_mode {
 	const char	*name;
 	int		(*run)(const struct demo_opts *);
@@ -562,13 +661,19 @@ struct demo_mode {
 
 static const struct demo_mode demo_modes[] = {
 	{ "procstat", run_procstat },
+	{ "scenario", run_scenario },
+	{ "sample", run_sample },
 };
 
 static void
 usage(FILE *fp, const char *prog)
 {
+	size_t i;
+
 	fprintf(fp,
-	    "usage: %s [--ncpu N] [--help]\n"
+	    "usage: %s [--ncpu N]                 procstat -kk -a view\n"
+	    "       %s --scenario NAME [--json FILE]  one race, narrated\n"
+	    "       %s --sample N [--ncpu N]      collapsed stacks\n"
 	    "\n"
 	    "Builds a simulated machine with threads asleep in named call\n"
 	    "chains, interrupt threads that never ran, a swapped-out thread,\n"
@@ -577,8 +682,20 @@ usage(FILE *fp, const char *prog)
 	    "does (<swapped>, <running> for a capture that found no kernel\n"
 	    "frame).\n"
 	    "\n"
-	    "  --ncpu N   simulated CPUs (1..256, default 2)\n"
-	    "  --help     this text\n", prog);
+	    "  --ncpu N         simulated CPUs (1..256, default 2)\n"
+	    "  --scenario NAME  run one race of the capture protocol on demand\n"
+	    "                   and print its narrated trace (below)\n"
+	    "  --json FILE      with --scenario: also write the trace as Chrome\n"
+	    "                   trace-event JSON (Perfetto, chrome://tracing)\n"
+	    "  --sample N       capture every thread N times and print the\n"
+	    "                   stacks collapsed (\"comm;root;...;leaf count\"),\n"
+	    "                   for flamegraph.pl, speedscope or inferno\n"
+	    "  --help           this text\n"
+	    "\n"
+	    "Scenarios:\n", prog, prog, prog);
+	for (i = 0; i < scn_nscenarios; i++)
+		fprintf(fp, "  %-20s %s\n", scn_scenarios[i].name,
+		    scn_scenarios[i].summary);
 }
 
 /* Returns -1 to go on, or the exit status. */
@@ -587,6 +704,9 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "ncpu", required_argument, NULL, 'n' },
+		{ "scenario", required_argument, NULL, 's' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "sample", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -594,10 +714,31 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 	long v;
 	int c;
 
-	o->ncpu = 0;
+	memset(o, 0, sizeof(*o));
 	o->mode = "procstat";
-	while ((c = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:s:j:S:h", longopts, NULL)) !=
+	    -1) {
 		switch (c) {
+		case 's':
+			o->mode = "scenario";
+			o->scenario = optarg;
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'S':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || v < 1 ||
+			    v > 1000000) {
+				fprintf(stderr, "%s: --sample: expected "
+				    "1..1000000, got \"%s\"\n", argv[0],
+				    optarg);
+				return (2);
+			}
+			o->mode = "sample";
+			o->samples = (int)v;
+			break;
 		case 'n':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
@@ -616,7 +757,8 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 			return (2);
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (o->json != NULL && o->scenario == NULL) ||
+	    (o->scenario != NULL && o->samples != 0)) {
 		usage(stderr, argv[0]);
 		return (2);
 	}
