@@ -459,7 +459,8 @@ spin_top(void *arg)
 }
 
 static void
-capturer_start(struct capturer *c, int strategy, int signo)
+capturer_start(struct capturer *c, int strategy, int signo,
+    size_t trace_events)
 {
 	struct sc_machine_config cfg;
 	int error;
@@ -468,6 +469,7 @@ capturer_start(struct capturer *c, int strategy, int signo)
 	cfg.ncpu = 1;
 	cfg.wait_strategy = strategy;
 	cfg.ipi_signo = signo;
+	cfg.trace_events = trace_events;
 	if ((error = sc_machine_create(&cfg, &c->m)) != 0)
 		die("sc_machine_create", error);
 	if ((error = sc_proc_create(c->m, "bench", &c->p)) != 0 ||
@@ -782,9 +784,33 @@ loadavg(void)
 	return (l);
 }
 
+/* The cost of the protocol trace: the same capture, trace off and on. */
+static void
+report_trace(const struct series *cap, const struct series *traced)
+{
+	const struct series *off = NULL;
+	int i;
+
+	for (i = 0; i < nstrat; i++)
+		if (cap[i].strategy == SC_WAIT_SPIN_SLEEP)
+			off = &cap[i];
+	if (off == NULL)
+		return;
+	printf("protocol trace (4096-event ring), %s:\n",
+	    strategy_names[SC_WAIT_SPIN_SLEEP]);
+	printf("  trace off: median %8.1f us  p99 %8.1f us\n",
+	    off->d.median / 1000.0, off->d.p99 / 1000.0);
+	printf("  trace on:  median %8.1f us  p99 %8.1f us\n",
+	    traced->d.median / 1000.0, traced->d.p99 / 1000.0);
+	printf("  ratio on/off: median %.2fx, p99 %.2fx (target <= 1.2x)\n",
+	    traced->d.median / off->d.median, traced->d.p99 / off->d.p99);
+}
+
 /* ------------------------------------------------------------------------
  * main
  * ------------------------------------------------------------------------ */
+
+#define NSERIES	(3 * nstrat + 1)
 
 static struct series *
 make_series(void)
@@ -793,7 +819,10 @@ make_series(void)
 	struct series *s;
 	int i, k;
 
-	s = calloc(3 * nstrat, sizeof(*s));
+	static struct capturer traced;
+
+	/* The capture series, then one more with the protocol trace on. */
+	s = calloc(NSERIES, sizeof(*s));
 	if (s == NULL)
 		die("calloc", ENOMEM);
 	for (k = 0; k < 2; k++)
@@ -811,9 +840,14 @@ make_series(void)
 		s[2 * nstrat + i].cap = &caps[i];
 		/* SIGRTMIN + 2, 5, 6: one signal per machine, none RAW's. */
 		capturer_start(&caps[i], strategies[i],
-		    SIGRTMIN + (i == 0 ? 2 : 4 + i));
+		    SIGRTMIN + (i == 0 ? 2 : 4 + i), 0);
 	}
-	for (i = 0; i < 3 * nstrat; i++) {
+	snprintf(s[3 * nstrat].name, sizeof(s->name), "%s, trace on",
+	    strategy_names[SC_WAIT_SPIN_SLEEP]);
+	s[3 * nstrat].strategy = SC_WAIT_SPIN_SLEEP;
+	s[3 * nstrat].cap = &traced;
+	capturer_start(&traced, SC_WAIT_SPIN_SLEEP, SIGRTMIN + 8, 4096);
+	for (i = 0; i < NSERIES; i++) {
 		s[i].v = calloc((size_t)nsamples, sizeof(double));
 		if (s[i].v == NULL)
 			die("calloc", ENOMEM);
@@ -864,17 +898,19 @@ main(int argc, char **argv)
 	raw_target_start();
 	s = make_series();
 	pin_self(REQUESTER_CPU);
-	measure_series(s, 3 * nstrat);
+	measure_series(s, NSERIES);
 	measure_walks(s[0].v, walks, depth);
 	pin_self(-1);
 	raw_target_stop_join();
 	for (i = 0; i < nstrat; i++)
 		capturer_stop(s[2 * nstrat + i].cap);
+	capturer_stop(s[3 * nstrat].cap);
 
 	report_round_trips(s, s + 2 * nstrat);
+	report_trace(s + 2 * nstrat, &s[3 * nstrat]);
 	report_walks(walks, depth);
 	printf("load average at end %.2f\n", loadavg());
-	for (i = 0; i < 3 * nstrat; i++)
+	for (i = 0; i < NSERIES; i++)
 		free(s[i].v);
 	free(s);
 	return (0);

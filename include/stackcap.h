@@ -196,7 +196,7 @@ struct sc_machine_config {
 					   0 = the kernel's unbounded wait */
 	int	wait_strategy;		/* enum sc_wait_strategy */
 	long	wait_spin_ns;		/* SC_WAIT_SPIN_SLEEP: spin this long
-					   first; default 20 us */
+					   first; default 5 us */
 	size_t	trace_events;		/* protocol trace ring size; 0 = off */
 	sc_hook_fn hook;		/* race injection; NULL = none */
 	void	*hook_arg;

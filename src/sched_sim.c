@@ -1033,7 +1033,7 @@ sc_machine_config_init(struct sc_machine_config *cfg)
 	cfg->ipi_signo = SIGRTMIN + 2;
 	cfg->capture_timeout_ns = 1000L * 1000 * 1000;
 	cfg->wait_strategy = SC_WAIT_SPIN_SLEEP;
-	cfg->wait_spin_ns = 20 * 1000;
+	cfg->wait_spin_ns = 5 * 1000;
 }
 
 static void sc_machine_free(struct sc_machine *m);
