@@ -440,6 +440,10 @@ struct sc_trace_record {
 	uint64_t	arg0, arg1;
 };
 
+/* The symbolic name of an error stackcap returns ("0", "EBUSY",
+ * "ETIMEDOUT", "ESRCH", "EINVAL"...), or "E?".  Context: any. */
+SC_EXTERN const char *sc_errname(int error);
+
 /* The name of an event ("IPI_SENT"...), or "?".  Context: any. */
 SC_EXTERN const char *sc_trace_event_name(int event);
 

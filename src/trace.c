@@ -161,8 +161,8 @@ sc_trace_clear(struct sc_machine *m)
 		    atomic_load(&m->m_trace->tr_next));
 }
 
-static const char *
-sc_errname(uint64_t error)
+const char *
+sc_errname(int error)
 {
 	switch (error) {
 	case 0:
@@ -173,8 +173,20 @@ sc_errname(uint64_t error)
 		return ("ETIMEDOUT");
 	case ESRCH:
 		return ("ESRCH");
-	default:
+	case EINVAL:
 		return ("EINVAL");
+	case ENOMEM:
+		return ("ENOMEM");
+	case EDEADLK:
+		return ("EDEADLK");
+	case EALREADY:
+		return ("EALREADY");
+	case ENOENT:
+		return ("ENOENT");
+	case EIO:
+		return ("EIO");
+	default:
+		return ("E?");
 	}
 }
 
@@ -278,7 +290,7 @@ sc_trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 	case SC_TRACE_CAPTURE_DONE:
 		sc_trace_actor(r, true, who, sizeof(who));
 		snprintf(buf, len, "%s: stack_save_td(td %d) returns %s, %" PRIu64
-		    " frames", who, r->tid, sc_errname(r->arg0), r->arg1);
+		    " frames", who, r->tid, sc_errname((int)r->arg0), r->arg1);
 		break;
 	case SC_TRACE_SWITCH:
 		snprintf(buf, len, "cpu%d: cpu_switch from td %d to td %" PRIu64,

@@ -326,4 +326,80 @@ sc_test_stack_has_chain(const struct sc_stack *st, const char *const *names,
 	}								\
 } while (0)
 
+/* ------------------------------------------------------------------------
+ * Fixture
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The fixture of the tests that use one machine and one process per test:
+ * sc_test_setup_Ncpu() makes them, sc_test_teardown() destroys them even
+ * when the test failed, so a machine never outlives its test.
+ */
+static struct sc_machine *tm SC_TEST_UNUSED;	/* the test's machine */
+static struct sc_proc *tp SC_TEST_UNUSED;	/* a process of tm */
+
+static inline int
+sc_test_setup(int ncpu)
+{
+	struct sc_machine_config cfg;
+
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = ncpu;
+	if (sc_machine_create(&cfg, &tm) != 0)
+		return (-1);
+	if (sc_proc_create(tm, "test", &tp) != 0)
+		return (-1);
+	sc_test_panic_reset();
+	return (0);
+}
+
+static SC_TEST_UNUSED int
+sc_test_setup_1cpu(void **state)
+{
+	return (sc_test_setup(1));
+}
+
+static SC_TEST_UNUSED int
+sc_test_setup_2cpu(void **state)
+{
+	return (sc_test_setup(2));
+}
+
+static SC_TEST_UNUSED int
+sc_test_setup_8cpu(void **state)
+{
+	return (sc_test_setup(8));
+}
+
+static SC_TEST_UNUSED int
+sc_test_teardown(void **state)
+{
+	sc_machine_destroy(tm);
+	tm = NULL;
+	tp = NULL;
+	sc_set_panic_handler(NULL);
+	return (0);
+}
+
+/* A thread (an ithread) of tp running fn(arg), or fail. */
+static inline struct sc_thread *
+sc_test_spawn(const char *name, void (*fn)(void *), void *arg)
+{
+	struct sc_thread *td = NULL;
+
+	assert_int_equal(sc_thread_create(tp, name, fn, arg, &td), 0);
+	assert_non_null(td);
+	return (td);
+}
+
+static inline struct sc_thread *
+sc_test_spawn_ithread(const char *name, void (*fn)(void *), void *arg)
+{
+	struct sc_thread *td = NULL;
+
+	assert_int_equal(sc_ithread_create(tp, name, fn, arg, &td), 0);
+	assert_non_null(td);
+	return (td);
+}
+
 #endif /* !SC_TEST_H */

@@ -15,65 +15,7 @@
 
 #include "sc_test.h"
 
-static struct sc_machine *tm;
-static struct sc_proc *tp;
 
-static int
-setup_ncpu(int ncpu)
-{
-	struct sc_machine_config cfg;
-
-	sc_machine_config_init(&cfg);
-	cfg.ncpu = ncpu;
-	if (sc_machine_create(&cfg, &tm) != 0)
-		return (-1);
-	if (sc_proc_create(tm, "tcapture", &tp) != 0)
-		return (-1);
-	sc_test_panic_reset();
-	return (0);
-}
-
-static int
-setup_1cpu(void **state)
-{
-	return (setup_ncpu(1));
-}
-
-static int
-setup_2cpu(void **state)
-{
-	return (setup_ncpu(2));
-}
-
-static int
-teardown(void **state)
-{
-	sc_machine_destroy(tm);
-	tm = NULL;
-	tp = NULL;
-	sc_set_panic_handler(NULL);
-	return (0);
-}
-
-static struct sc_thread *
-spawn(const char *name, void (*fn)(void *), void *arg)
-{
-	struct sc_thread *td = NULL;
-
-	assert_int_equal(sc_thread_create(tp, name, fn, arg, &td), 0);
-	assert_non_null(td);
-	return (td);
-}
-
-static struct sc_thread *
-spawn_ithread(const char *name, void (*fn)(void *), void *arg)
-{
-	struct sc_thread *td = NULL;
-
-	assert_int_equal(sc_ithread_create(tp, name, fn, arg, &td), 0);
-	assert_non_null(td);
-	return (td);
-}
 
 /* Capture td the way the API wants it: with its thread lock held. */
 static int
@@ -196,7 +138,7 @@ test_sleeper_chain(void **state)
 	struct sc_stack st;
 	struct sc_thread *td;
 
-	td = spawn("sleeper", f1, &s);
+	td = sc_test_spawn("sleeper", f1, &s);
 	WAIT_ASLEEP(td);
 	sc_machine_counters(tm, &c0);
 	stack_garbage(&st);
@@ -239,10 +181,10 @@ test_never_run(void **state)
 	struct sc_thread *holder, *it, *rq;
 	struct sc_stack st;
 
-	it = spawn_ithread("ithread", nop, NULL);
-	holder = spawn("holder", hold_cpu, &h);
+	it = sc_test_spawn_ithread("ithread", nop, NULL);
+	holder = sc_test_spawn("holder", hold_cpu, &h);
 	SC_WAIT_FOR(atomic_load(&h.holding));
-	rq = spawn("runnable", nop, NULL);
+	rq = sc_test_spawn("runnable", nop, NULL);
 
 	assert_int_equal(sc_thread_state(it), SC_TDS_INHIBITED);
 	assert_int_equal(sc_thread_inhibitors(it), SC_TDI_IWAIT);
@@ -289,7 +231,7 @@ test_swapped_asserts(void **state)
 	struct sc_stack st;
 	char who[64];
 
-	td = spawn("sleeper", f1, &s);
+	td = sc_test_spawn("sleeper", f1, &s);
 	WAIT_ASLEEP(td);
 	assert_int_equal(sc_thread_swapout(td), 0);
 
@@ -345,13 +287,13 @@ test_swapped_asserts_sim_thread(void **state)
 	struct sc_thread *td, *cap;
 	char who[64];
 
-	td = spawn("sleeper", f1, &s);
+	td = sc_test_spawn("sleeper", f1, &s);
 	WAIT_ASLEEP(td);
 	assert_int_equal(sc_thread_swapout(td), 0);
 
 	sc_set_panic_handler(sc_test_panic_record);
 	atomic_store(&c.target, td);
-	cap = spawn("capturer", capture_swapped, &c);
+	cap = sc_test_spawn("capturer", capture_swapped, &c);
 	SC_WAIT_FOR(sc_test_panic_count() == 1);
 	SC_WAIT_STATE(cap, SC_TDS_INHIBITED, SC_TDI_SUSPENDED);
 	assert_int_equal(atomic_load(&c.before), 1);
@@ -378,7 +320,7 @@ test_unlocked_asserts(void **state)
 	struct sc_stack st;
 	char who[64];
 
-	td = spawn("sleeper", f1, &s);
+	td = sc_test_spawn("sleeper", f1, &s);
 	WAIT_ASLEEP(td);
 
 	sc_set_panic_handler(sc_test_panic_cmocka);
@@ -409,7 +351,7 @@ test_exited_esrch(void **state)
 	struct sc_thread *td;
 	struct sc_stack st;
 
-	td = spawn("short", nop, NULL);
+	td = sc_test_spawn("short", nop, NULL);
 	assert_int_equal(sc_thread_join(td), 0);
 	assert_true(sc_thread_exited(td));
 	stack_garbage(&st);
@@ -431,10 +373,10 @@ test_proc_kstack(void **state)
 	struct sc_kstack kk[8];
 	size_t n;
 
-	gone = spawn("gone", nop, NULL);
-	a = spawn("sleeper-a", f1, &sa);
-	b = spawn("sleeper-b", f1, &sb);
-	it = spawn_ithread("ithread", nop, NULL);
+	gone = sc_test_spawn("gone", nop, NULL);
+	a = sc_test_spawn("sleeper-a", f1, &sa);
+	b = sc_test_spawn("sleeper-b", f1, &sb);
+	it = sc_test_spawn_ithread("ithread", nop, NULL);
 	assert_int_equal(sc_thread_join(gone), 0);
 	WAIT_ASLEEP(a);
 	WAIT_ASLEEP(b);
@@ -488,7 +430,7 @@ test_running_chain(void **state)
 	struct sc_stack st;
 	int i;
 
-	td = spawn("spinner", spin1, &sp);
+	td = sc_test_spawn("spinner", spin1, &sp);
 	SC_WAIT_FOR(atomic_load(&sp.spinning));
 	for (i = 0; i < 5; i++) {
 		/* Nothing else is runnable: the spinner stays on its CPU. */
@@ -513,21 +455,21 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sleeper_chain,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_never_run,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_swapped_asserts,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_swapped_asserts_sim_thread, setup_2cpu, teardown),
+		    test_swapped_asserts_sim_thread, sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_unlocked_asserts,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_exited_esrch,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_proc_kstack,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_running_chain,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

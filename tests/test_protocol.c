@@ -188,8 +188,6 @@ test_lock_held_across_ipi_deadlocks(void **state)
 
 /* Misuse ---------------------------------------------------------------- */
 
-static struct sc_machine *M;
-static struct sc_proc *P;
 static _Atomic int spin_stop;
 
 static void
@@ -202,17 +200,15 @@ spinner(void *arg)
 static int
 setup(void **state)
 {
-	M = sc_test_machine(2);
 	atomic_store(&spin_stop, 0);
-	return (M != NULL && sc_proc_create(M, "misuse", &P) == 0 ? 0 : -1);
+	return (sc_test_setup_2cpu(state));
 }
 
 static int
 teardown(void **state)
 {
 	atomic_store(&spin_stop, 1);
-	sc_machine_destroy(M);
-	return (0);
+	return (sc_test_teardown(state));
 }
 
 static void
@@ -221,14 +217,14 @@ test_running_without_proc_lock_asserts(void **state)
 	struct sc_thread *td;
 	struct sc_stack st;
 
-	assert_int_equal(sc_thread_create(P, "nolock", spinner, NULL, &td), 0);
+	assert_int_equal(sc_thread_create(tp, "nolock", spinner, NULL, &td), 0);
 	SC_WAIT_STATE(td, SC_TDS_RUNNING, 0);
 	sc_set_panic_handler(sc_test_panic_cmocka);
 	sc_thread_lock(td);
 	expect_assert_failure(sc_stack_save_td(&st, td));
 	sc_thread_unlock(td);
 	sc_set_panic_handler(NULL);
-	assert_int_equal(SC_COUNTER(M, ipis_sent), 0);
+	assert_int_equal(SC_COUNTER(tm, ipis_sent), 0);
 }
 
 static void
@@ -237,19 +233,19 @@ test_swapped_asserts(void **state)
 	struct sc_thread *td;
 	struct sc_stack st;
 
-	assert_int_equal(sc_thread_create(P, "swapped", spinner, NULL, &td), 0);
+	assert_int_equal(sc_thread_create(tp, "swapped", spinner, NULL, &td), 0);
 	SC_WAIT_STATE(td, SC_TDS_RUNNING, 0);
 	atomic_store(&spin_stop, 1);
 	assert_int_equal(sc_thread_join(td), 0);
 	/* An exited thread cannot be swapped: use a sleeper instead. */
-	assert_int_equal(sc_ithread_create(P, "iwait", spinner, NULL, &td), 0);
+	assert_int_equal(sc_ithread_create(tp, "iwait", spinner, NULL, &td), 0);
 	assert_int_equal(sc_thread_swapout(td), 0);
 	sc_set_panic_handler(sc_test_panic_cmocka);
-	sc_proc_lock(P);
+	sc_proc_lock(tp);
 	sc_thread_lock(td);
 	expect_assert_failure(sc_stack_save_td(&st, td));
 	sc_thread_unlock(td);
-	sc_proc_unlock(P);
+	sc_proc_unlock(tp);
 	sc_set_panic_handler(NULL);
 	assert_int_equal(sc_thread_swapin(td), 0);
 	assert_int_equal(sc_ithread_schedule(td), 0);

@@ -19,72 +19,7 @@
 
 #include "sc_test.h"
 
-static struct sc_machine *tm;		/* the test's machine */
-static struct sc_proc *tp;		/* a process of tm */
 
-static int
-setup_ncpu(int ncpu)
-{
-	struct sc_machine_config cfg;
-
-	sc_machine_config_init(&cfg);
-	cfg.ncpu = ncpu;
-	if (sc_machine_create(&cfg, &tm) != 0)
-		return (-1);
-	if (sc_proc_create(tm, "tsched", &tp) != 0)
-		return (-1);
-	sc_test_panic_reset();
-	return (0);
-}
-
-static int
-setup_1cpu(void **state)
-{
-	return (setup_ncpu(1));
-}
-
-static int
-setup_2cpu(void **state)
-{
-	return (setup_ncpu(2));
-}
-
-static int
-setup_8cpu(void **state)
-{
-	return (setup_ncpu(8));
-}
-
-/* Runs even when the test failed: the machine never outlives its test. */
-static int
-teardown(void **state)
-{
-	sc_machine_destroy(tm);
-	tm = NULL;
-	tp = NULL;
-	sc_set_panic_handler(NULL);
-	return (0);
-}
-
-static struct sc_thread *
-spawn(const char *name, void (*fn)(void *), void *arg)
-{
-	struct sc_thread *td = NULL;
-
-	assert_int_equal(sc_thread_create(tp, name, fn, arg, &td), 0);
-	assert_non_null(td);
-	return (td);
-}
-
-static struct sc_thread *
-spawn_ithread(const char *name, void (*fn)(void *), void *arg)
-{
-	struct sc_thread *td = NULL;
-
-	assert_int_equal(sc_ithread_create(tp, name, fn, arg, &td), 0);
-	assert_non_null(td);
-	return (td);
-}
 
 /* ------------------------------------------------------------------------
  * Thread bodies
@@ -195,12 +130,12 @@ test_create_run_exit(void **state)
 	uint64_t exits0;
 
 	exits0 = SC_COUNTER(tm, exits);
-	a = spawn("holder", hold_cpu, &h);
+	a = sc_test_spawn("holder", hold_cpu, &h);
 	SC_WAIT_FOR(atomic_load(&h.holding));
 	assert_int_equal(sc_thread_state(a), SC_TDS_RUNNING);
 	assert_int_equal(sc_thread_oncpu(a), 0);
 
-	b = spawn("recorder", record_self, &s);
+	b = sc_test_spawn("recorder", record_self, &s);
 	assert_int_equal(sc_thread_state(b), SC_TDS_RUNQ);
 	assert_int_equal(sc_thread_inhibitors(b), 0);
 	assert_int_equal(sc_thread_oncpu(b), SC_NOCPU);
@@ -256,7 +191,7 @@ test_create_from_sim_thread(void **state)
 	struct sc_thread *td, *list[4];
 	size_t n;
 
-	td = spawn("parent", create_child, &s);
+	td = sc_test_spawn("parent", create_child, &s);
 	assert_int_equal(sc_thread_join(td), 0);
 	assert_int_equal(atomic_load(&s.ran), 1);
 	sc_proc_threads(tp, list, 4, &n);
@@ -279,7 +214,7 @@ test_sleep_wakeup(void **state)
 
 	sleeps0 = SC_COUNTER(tm, sleeps);
 	wakeups0 = SC_COUNTER(tm, wakeups);
-	td = spawn("sleeper", sleep_until_go, &s);
+	td = sc_test_spawn("sleeper", sleep_until_go, &s);
 	WAIT_ASLEEP(td);
 	assert_int_equal(sc_thread_inhibitors(td), SC_TDI_SLEEPING);
 	assert_string_equal(sc_thread_wmesg(td), "tsleep");
@@ -354,8 +289,8 @@ test_yield_alternates(void **state)
 	int i;
 
 	sw0 = SC_COUNTER(tm, switches);
-	a = spawn("yield-a", yield_log, &ya);
-	b = spawn("yield-b", yield_log, &yb);
+	a = sc_test_spawn("yield-a", yield_log, &ya);
+	b = sc_test_spawn("yield-b", yield_log, &yb);
 	assert_int_equal(sc_thread_join(a), 0);
 	assert_int_equal(sc_thread_join(b), 0);
 	assert_int_equal(atomic_load(&y.pos), 2 * NYIELD);
@@ -397,7 +332,7 @@ test_yield_alone_keeps_cpu(void **state)
 	struct alone al = { 0 };
 	struct sc_thread *td;
 
-	td = spawn("alone", yield_alone, &al);
+	td = sc_test_spawn("alone", yield_alone, &al);
 	assert_int_equal(sc_thread_join(td), 0);
 	assert_int_equal(atomic_load(&al.done), 1);
 	assert_int_equal(atomic_load(&al.sw_after), atomic_load(&al.sw_before));
@@ -467,7 +402,7 @@ run_bind_each(int ncpu)
 	struct sc_thread *td;
 	int cpu;
 
-	td = spawn("binder", bind_each, &b);
+	td = sc_test_spawn("binder", bind_each, &b);
 	assert_int_equal(sc_thread_join(td), 0);
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		assert_int_equal(atomic_load(&b.bind_rc[cpu]), 0);
@@ -516,9 +451,9 @@ test_swap_runnable(void **state)
 
 	out0 = SC_COUNTER(tm, swapouts);
 	in0 = SC_COUNTER(tm, swapins);
-	a = spawn("holder", hold_cpu, &h);
+	a = sc_test_spawn("holder", hold_cpu, &h);
 	SC_WAIT_FOR(atomic_load(&h.holding));
-	b = spawn("swappee", record_self, &s);
+	b = sc_test_spawn("swappee", record_self, &s);
 	assert_int_equal(sc_thread_state(b), SC_TDS_RUNQ);
 
 	assert_int_equal(sc_thread_swapout(b), 0);
@@ -562,7 +497,7 @@ test_swap_sleeping(void **state)
 	struct sc_thread *td;
 	uint64_t wk0;
 
-	td = spawn("sleeper", sleep_until_go, &s);
+	td = sc_test_spawn("sleeper", sleep_until_go, &s);
 	WAIT_ASLEEP(td);
 	assert_int_equal(sc_thread_swapout(td), 0);
 	assert_int_equal(sc_thread_state(td), SC_TDS_INHIBITED);
@@ -592,7 +527,7 @@ test_swap_running_and_exited(void **state)
 	struct spin s = { 0 };
 	struct sc_thread *td;
 
-	td = spawn("spinner", spin_polite, &s);
+	td = sc_test_spawn("spinner", spin_polite, &s);
 	SC_WAIT_FOR(atomic_load(&s.spinning));
 	/* Nothing else is runnable: sc_maybe_yield() never switches. */
 	assert_int_equal(sc_thread_state(td), SC_TDS_RUNNING);
@@ -627,7 +562,7 @@ test_swapout_idle_thread_refused(void **state)
 	int error;
 
 	memset(&h, 0, sizeof(h));
-	a = spawn("holder", hold_cpu, &h);
+	a = sc_test_spawn("holder", hold_cpu, &h);
 	SC_WAIT_FOR(atomic_load(&h.holding));
 	idle = sc_machine_idlethread(tm, 0);
 	assert_non_null(idle);
@@ -658,7 +593,7 @@ test_ithread(void **state)
 	struct seen s = { 0 };
 	struct sc_thread *td;
 
-	td = spawn_ithread("ithread", record_self, &s);
+	td = sc_test_spawn_ithread("ithread", record_self, &s);
 	assert_int_equal(sc_thread_state(td), SC_TDS_INHIBITED);
 	assert_int_equal(sc_thread_inhibitors(td), SC_TDI_IWAIT);
 	assert_int_equal(sc_thread_oncpu(td), SC_NOCPU);
@@ -683,7 +618,7 @@ test_ithread_swapped(void **state)
 	struct seen s = { 0 };
 	struct sc_thread *td;
 
-	td = spawn_ithread("ithread", record_self, &s);
+	td = sc_test_spawn_ithread("ithread", record_self, &s);
 	assert_int_equal(sc_thread_swapout(td), 0);
 	assert_int_equal(sc_thread_inhibitors(td),
 	    SC_TDI_IWAIT | SC_TDI_SWAPPED);
@@ -752,7 +687,7 @@ test_user_mode(void **state)
 	struct umode u = { 0 };
 	struct sc_thread *td;
 
-	td = spawn("user", user_caller, &u);
+	td = sc_test_spawn("user", user_caller, &u);
 	assert_int_equal(sc_thread_join(td), 0);
 	assert_int_equal(atomic_load(&u.done), 1);
 	/* Kernel mode: frames (user_caller, fork_exit...) on the kstack. */
@@ -796,9 +731,9 @@ test_join(void **state)
 	struct spin s = { 0 };
 	struct sc_thread *target, *joiner;
 
-	target = spawn("target", spin_polite, &s);
+	target = sc_test_spawn("target", spin_polite, &s);
 	atomic_store(&j.target, target);
-	joiner = spawn("joiner", join_target, &j);
+	joiner = sc_test_spawn("joiner", join_target, &j);
 	SC_WAIT_STATE(joiner, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
 	assert_string_equal(sc_thread_wmesg(joiner), "join");
 	assert_int_equal(atomic_load(&j.self_rc), EDEADLK);
@@ -860,9 +795,9 @@ test_thread_lock_keeps_sleeper_asleep(void **state)
 	struct sc_thread *sleeper, *waker;
 	uint64_t sw0;
 
-	sleeper = spawn("sleeper", sleep_until_go, &s);
+	sleeper = sc_test_spawn("sleeper", sleep_until_go, &s);
 	WAIT_ASLEEP(sleeper);
-	waker = spawn("waker", act_on_go, &w);
+	waker = sc_test_spawn("waker", act_on_go, &w);
 	SC_WAIT_FOR(atomic_load(&w.ready));
 
 	atomic_store(&s.go, 1);
@@ -912,9 +847,9 @@ test_thread_lock_keeps_runq_thread_off_cpu(void **state)
 	struct sc_thread *a, *b;
 	uint64_t sw0;
 
-	a = spawn("holder", hold_then_yield, &hy);
+	a = sc_test_spawn("holder", hold_then_yield, &hy);
 	SC_WAIT_FOR(atomic_load(&hy.h.holding));
-	b = spawn("waiting", record_self, &s);
+	b = sc_test_spawn("waiting", record_self, &s);
 	assert_int_equal(sc_thread_state(b), SC_TDS_RUNQ);
 
 	sc_thread_lock(b);
@@ -946,9 +881,9 @@ test_thread_lock_keeps_ithread_waiting(void **state)
 	struct sc_thread *it, *sched;
 	uint64_t sw0;
 
-	it = spawn_ithread("ithread", record_self, &s);
+	it = sc_test_spawn_ithread("ithread", record_self, &s);
 	w.action_arg = it;
-	sched = spawn("scheduler", act_on_go, &w);
+	sched = sc_test_spawn("scheduler", act_on_go, &w);
 	SC_WAIT_FOR(atomic_load(&w.ready));
 
 	sc_thread_lock(it);
@@ -977,7 +912,7 @@ test_proc_lock_keeps_thread_from_exiting(void **state)
 	struct sc_thread *td;
 	uint64_t pw0, exits0;
 
-	td = spawn("exiter", spin_polite, &s);
+	td = sc_test_spawn("exiter", spin_polite, &s);
 	SC_WAIT_FOR(atomic_load(&s.spinning));
 
 	sc_proc_lock(tp);
@@ -1059,7 +994,7 @@ test_panic_sim_thread_parks(void **state)
 	char tidstr[32];
 
 	sc_set_panic_handler(sc_test_panic_record);
-	td = spawn("unbalanced", spinlock_exit_unbalanced, &pk);
+	td = sc_test_spawn("unbalanced", spinlock_exit_unbalanced, &pk);
 	SC_WAIT_FOR(sc_test_panic_count() == 1);
 	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SUSPENDED);
 	assert_int_equal(atomic_load(&pk.before), 1);
@@ -1069,7 +1004,7 @@ test_panic_sim_thread_parks(void **state)
 	    sc_thread_tid(td));
 	assert_non_null(strstr(sc_test_panic_msg(), tidstr));
 
-	other = spawn("other", record_self, &s);
+	other = sc_test_spawn("other", record_self, &s);
 	assert_int_equal(sc_thread_join(other), 0);
 	assert_int_equal(atomic_load(&s.curcpu), 0);
 	/* Parked for good. */
@@ -1105,12 +1040,12 @@ test_panic_park_releases_proc_lock(void **state)
 	struct sc_thread *td, *other;
 
 	sc_set_panic_handler(sc_test_panic_record);
-	td = spawn("locked-panic", proc_lock_then_panic, &pk);
+	td = sc_test_spawn("locked-panic", proc_lock_then_panic, &pk);
 	SC_WAIT_FOR(sc_test_panic_count() == 1);
 	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SUSPENDED);
 	assert_non_null(strstr(sc_test_panic_msg(), "sc_spinlock_exit"));
 
-	other = spawn("exits", nop, NULL);
+	other = sc_test_spawn("exits", nop, NULL);
 	SC_WAIT_FOR(sc_thread_exited(other) ||
 	    (sc_thread_state(other) == SC_TDS_INHIBITED &&
 	    sc_thread_wmesg(other) != NULL));
@@ -1164,18 +1099,18 @@ test_destroy_in_any_state(void **state)
 	atomic_store(&s2.go, 0);
 	sc_set_panic_handler(sc_test_panic_record);
 
-	sl = spawn("sleeper", sleep_until_go, &s1);
+	sl = sc_test_spawn("sleeper", sleep_until_go, &s1);
 	WAIT_ASLEEP(sl);
-	sw = spawn("swapped", sleep_until_go, &s2);
+	sw = sc_test_spawn("swapped", sleep_until_go, &s2);
 	WAIT_ASLEEP(sw);
 	assert_int_equal(sc_thread_swapout(sw), 0);
-	(void)spawn_ithread("iwait", nop, NULL);
-	(void)spawn("parked", spinlock_exit_unbalanced, &pk);
+	(void)sc_test_spawn_ithread("iwait", nop, NULL);
+	(void)sc_test_spawn("parked", spinlock_exit_unbalanced, &pk);
 	SC_WAIT_FOR(sc_test_panic_count() == 1);
 
 	/* A thread whose exit waits for the proc lock, held by a plain
 	 * pthread (the test) until the machine is gone. */
-	exiter = spawn("exiter", spin_polite, &plk);
+	exiter = sc_test_spawn("exiter", spin_polite, &plk);
 	SC_WAIT_FOR(atomic_load(&plk.spinning));
 	sc_proc_lock(tp);
 	atomic_store(&plk.release, 1);
@@ -1183,14 +1118,14 @@ test_destroy_in_any_state(void **state)
 	SC_WAIT_FOR(sc_thread_state(exiter) == SC_TDS_INHIBITED);
 
 	atomic_store(&jf.target, sl);
-	joiner = spawn("joiner", join_never_returns, &jf);
+	joiner = sc_test_spawn("joiner", join_never_returns, &jf);
 	WAIT_ASLEEP(joiner);
 	assert_string_equal(sc_thread_wmesg(joiner), "join");
 
-	holder = spawn("holder", hold_cpu, &h);
+	holder = sc_test_spawn("holder", hold_cpu, &h);
 	SC_WAIT_FOR(atomic_load(&h.holding));
 	assert_int_equal(sc_thread_state(holder), SC_TDS_RUNNING);
-	rq = spawn("runnable", nop, NULL);
+	rq = sc_test_spawn("runnable", nop, NULL);
 	assert_int_equal(sc_thread_state(rq), SC_TDS_RUNQ);
 
 	sc_machine_destroy(tm);
@@ -1254,7 +1189,7 @@ test_many_threads_progress(void **state)
 	for (i = 0; i < NMANY; i++) {
 		args[i].mn = &mn;
 		args[i].i = i;
-		td[i] = spawn("many", many_body, &args[i]);
+		td[i] = sc_test_spawn("many", many_body, &args[i]);
 	}
 	sc_test_deadline_start(&dl, SC_TEST_TIMEOUT_MS);
 	while (atomic_load(&mn.finished) < NMANY) {
@@ -1286,56 +1221,56 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_run_exit,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_create_from_sim_thread,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_sleep_wakeup,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_yield_alternates,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_yield_alone_keeps_cpu,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_2cpu,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_8cpu,
-		    setup_8cpu, teardown),
+		    sc_test_setup_8cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_swap_runnable,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_swap_sleeping,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_swap_running_and_exited,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_swapout_idle_thread_refused, setup_1cpu, teardown),
+		    test_swapout_idle_thread_refused, sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_ithread,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_ithread_swapped,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_user_mode,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_join,
-		    setup_2cpu, teardown),
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_thread_lock_keeps_sleeper_asleep, setup_2cpu, teardown),
+		    test_thread_lock_keeps_sleeper_asleep, sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_thread_lock_keeps_runq_thread_off_cpu, setup_1cpu,
-		    teardown),
+		    test_thread_lock_keeps_runq_thread_off_cpu, sc_test_setup_1cpu,
+		    sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_thread_lock_keeps_ithread_waiting, setup_2cpu,
-		    teardown),
+		    test_thread_lock_keeps_ithread_waiting, sc_test_setup_2cpu,
+		    sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_proc_lock_keeps_thread_from_exiting, setup_2cpu,
-		    teardown),
+		    test_proc_lock_keeps_thread_from_exiting, sc_test_setup_2cpu,
+		    sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_panic_plain_pthread,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_panic_sim_thread_parks,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_panic_park_releases_proc_lock, setup_2cpu, teardown),
+		    test_panic_park_releases_proc_lock, sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_in_any_state,
-		    setup_1cpu, teardown),
+		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_many_threads_progress,
-		    setup_8cpu, teardown),
+		    sc_test_setup_8cpu, sc_test_teardown),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

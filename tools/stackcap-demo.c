@@ -602,23 +602,6 @@ scenario_show(struct sc_machine *m, void *arg)
 		    "https://ui.perfetto.dev or chrome://tracing)\n", o->json);
 }
 
-static const char *
-errname(int error)
-{
-	switch (error) {
-	case 0:
-		return ("0");
-	case EBUSY:
-		return ("EBUSY");
-	case ETIMEDOUT:
-		return ("ETIMEDOUT");
-	case ESRCH:
-		return ("ESRCH");
-	default:
-		return (strerror(error));
-	}
-}
-
 /* A race of the protocol, run on demand, with its narrated trace. */
 static int
 run_scenario(const struct demo_opts *o)
@@ -639,7 +622,7 @@ run_scenario(const struct demo_opts *o)
 	error = scn_run(s, 4096, scenario_show, (void *)o, &res);
 	sc_stack_format_kk(&res.stack, buf, sizeof(buf));
 	printf("\nsc_stack_save_td(td %d) returned %s; stack: %s\n",
-	    res.target_tid, errname(res.error), res.stack.depth > 0 ? buf :
+	    res.target_tid, sc_errname(res.error), res.stack.depth > 0 ? buf :
 	    "(empty)");
 	printf("counters: ipis sent %lu, deferred %lu, answered %lu, stale "
 	    "%lu; retries nocpu %lu, idle %lu, other %lu; timeouts %lu\n",
