@@ -51,14 +51,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "stackcap.h"
 
-#if defined(__clang__)
-#define BENCH_NOIPA	__attribute__((noinline))
-#else
-#define BENCH_NOIPA	__attribute__((noinline, noipa))
-#endif
-#define BENCH_BARRIER()	__asm__ volatile("" ::: "memory")
 
 #define RAW_SIGNO	(SIGRTMIN + 4)	/* machines: SIGRTMIN + 2, 5, 6 */
 #define SPIN_NS		20000		/* the library's default wait_spin_ns */
@@ -92,23 +87,6 @@ static const char *const strategy_names[] = {
 struct dist {
 	double	median, p99, min;
 };
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
-}
-
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
 
 static struct dist
 dist_of(double *v, int n)
@@ -161,24 +139,6 @@ install(void (*handler)(int, siginfo_t *, void *))
 	sigfillset(&sa.sa_mask);
 	if (sigaction(RAW_SIGNO, &sa, NULL) != 0)
 		die("sigaction", errno);
-}
-
-static struct sc_range
-own_stack(void)
-{
-	struct sc_range r = { 0, 0 };
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return (r);
-	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-		r.lo = (uintptr_t)addr;
-		r.hi = (uintptr_t)addr + size;
-	}
-	pthread_attr_destroy(&attr);
-	return (r);
 }
 
 /*

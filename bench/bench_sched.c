@@ -34,14 +34,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "stackcap.h"
 
-#if defined(__clang__)
-#define BENCH_NOIPA	__attribute__((noinline))
-#else
-#define BENCH_NOIPA	__attribute__((noinline, noipa))
-#endif
-#define BENCH_BARRIER()	__asm__ volatile("" ::: "memory")
 
 #define ROUNDS		7
 #define NDEPTH		4	/* sleepers: 0, 11, 22, 33 extra chain
@@ -59,23 +54,6 @@ struct stats {
 	double	v[ROUNDS];
 	double	best, median;
 };
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
-}
-
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
 
 static void
 stats_done(struct stats *s)
@@ -402,24 +380,6 @@ round_capture(struct sleeper *s, int *depth)
 	}
 	*depth = st.depth;
 	return ((now_ns() - t0) / (double)iters);
-}
-
-static struct sc_range
-own_stack(void)
-{
-	struct sc_range r = { 0, 0 };
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return (r);
-	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-		r.lo = (uintptr_t)addr;
-		r.hi = (uintptr_t)addr + size;
-	}
-	pthread_attr_destroy(&attr);
-	return (r);
 }
 
 /* The walk reference: at the bottom of `n` extra frames on this stack,

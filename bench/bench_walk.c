@@ -19,13 +19,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "stackcap.h"
 
-#if defined(__clang__)
-#define BENCH_NOIPA	__attribute__((noinline))
-#else
-#define BENCH_NOIPA	__attribute__((noinline, noipa))
-#endif
 
 #define DEPTH	50
 #define ROUNDS	9
@@ -40,47 +36,12 @@ struct result {
 	int	depth;
 };
 
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
-}
-
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
 static void
 summarise(struct result *r)
 {
 	qsort(r->ns_frame, ROUNDS, sizeof(r->ns_frame[0]), dbl_cmp);
 	r->best = r->ns_frame[0];
 	r->median = r->ns_frame[ROUNDS / 2];
-}
-
-static struct sc_range
-thread_stack(void)
-{
-	struct sc_range r = { 0, 0 };
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return (r);
-	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-		r.lo = (uintptr_t)addr;
-		r.hi = (uintptr_t)addr + size;
-	}
-	pthread_attr_destroy(&attr);
-	return (r);
 }
 
 /* A walk with unw_init_local() and unw_step(): libunwind's general path. */
@@ -146,7 +107,7 @@ measure(struct result *ours, struct result *unw, struct result *step,
 	int n, round;
 
 	sc_text_ranges(&text, &ntext);
-	stack = thread_stack();
+	stack = own_stack();
 	fp = (uintptr_t)__builtin_frame_address(0);
 	/*
 	 * libunwind is slower: fewer iterations keep the rounds short (a
