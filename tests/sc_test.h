@@ -327,6 +327,29 @@ sc_test_stack_has_chain(const struct sc_stack *st, const char *const *names,
 } while (0)
 
 /* ------------------------------------------------------------------------
+ * Thread bodies
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Holds its CPU: spins on an atomic without calling the library, so it
+ * never yields.  On a 1-CPU machine nothing else runs until it is released.
+ */
+struct hold {
+	atomic_int	holding;	/* set once running */
+	atomic_int	release;	/* set by the test */
+};
+
+static SC_TEST_UNUSED void
+hold_cpu(void *arg)
+{
+	struct hold *h = arg;
+
+	atomic_store(&h->holding, 1);
+	while (!atomic_load(&h->release))
+		__builtin_ia32_pause();
+}
+
+/* ------------------------------------------------------------------------
  * Fixture
  * ------------------------------------------------------------------------ */
 

@@ -104,22 +104,6 @@ SC_TEST_CHAIN(spin3, spin_loop)
 SC_TEST_CHAIN(spin2, spin3)
 SC_TEST_CHAIN(spin1, spin2)
 
-/* Holds the CPU without ever calling the library (never yields). */
-struct hold {
-	atomic_int	holding;
-	atomic_int	release;
-};
-
-static void
-hold_cpu(void *arg)
-{
-	struct hold *h = arg;
-
-	atomic_store(&h->holding, 1);
-	while (!atomic_load(&h->release))
-		__builtin_ia32_pause();
-}
-
 static void
 nop(void *arg)
 {
