@@ -192,16 +192,17 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), td->td_tid,
 	    self != NULL ? self->td_tid : 0, 0);
-	if (td == self) {
-		sc_stack_save(st);
-		SC_CNT_INC(m, captures);
-		return (0);
-	}
 	/* Compute the text ranges here, so the handler never allocates. */
 	sc_text_ranges(&text, &ntext);
 
 	for (;;) {
+		if (td == self) {
+			sc_stack_save(st);
+			error = 0;
+			break;
+		}
 		if (atomic_load(&td->td_state) == SC_TDS_INACTIVE) {
+			sc_stack_zero(st);
 			error = ESRCH;
 			break;
 		}
@@ -241,7 +242,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		atomic_store(&m->m_stack_intr_req, 0);
 		atomic_store(&m->m_stack_intr_td, NULL);
 		sc__mtx_unlock(&m->m_capture_mtx);
-		if (answer != NULL && answer == td)
+		if (answer == td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
 			    td->td_tid, answer->td_tid, 0);
 		sc_stack_save_relock(m, td);
