@@ -229,8 +229,20 @@ plain_capturer(void *arg)
 	int id = (int)(intptr_t)arg;
 	uint64_t rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(id + 1);
 
+	struct sc_thread *td;
+	struct slot *s;
+	int tries;
+
 	while (!atomic_load(&stop)) {
-		capture_slot(&S[rnd(&rng) % NSLOT]);
+		/* Prefer a slot whose thread runs: the IPI path is the one
+		 * with races; the off-CPU walk is cheap and would dominate. */
+		for (tries = 0; tries < 8; tries++) {
+			s = &S[rnd(&rng) % NSLOT];
+			td = atomic_load(&s->td);
+			if (td != NULL && sc_thread_state(td) == SC_TDS_RUNNING)
+				break;
+		}
+		capture_slot(s);
 		atomic_fetch_add(&plain_progress[id], 1);
 	}
 	return (NULL);
