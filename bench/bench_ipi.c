@@ -56,7 +56,7 @@
 
 
 #define RAW_SIGNO	(SIGRTMIN + 4)	/* machines: SIGRTMIN + 2, 5, 6 */
-#define SPIN_NS		20000		/* the library's default wait_spin_ns */
+#define SPIN_NS		5000		/* the library's default wait_spin_ns */
 #define RAW_BOUND_NS	30e9		/* a raw round trip has no bound like
 					   a capture's: only a hang dies */
 #define BLOCK		250		/* samples of a series in a row */
