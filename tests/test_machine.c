@@ -1,0 +1,196 @@
+/*
+ * sc_machine_create() and friends on bad input: every bad configuration or
+ * argument gets a clear error, the IPI signal is taken only when nobody
+ * else handles it, and its disposition comes back at destroy.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "sc_test.h"
+#include "stackcap.h"
+
+static void
+expect_config_einval(void (*bad)(struct sc_machine_config *))
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m = NULL;
+
+	sc_machine_config_init(&cfg);
+	bad(&cfg);
+	assert_int_equal(sc_machine_create(&cfg, &m), EINVAL);
+	assert_null(m);
+}
+
+static void no_cpu(struct sc_machine_config *c) { c->ncpu = 0; }
+static void too_many_cpus(struct sc_machine_config *c) { c->ncpu = 257; }
+static void no_kstack(struct sc_machine_config *c) { c->kstack_pages = 0; }
+static void huge_kstack(struct sc_machine_config *c) { c->kstack_pages = 4096; }
+static void neg_timeout(struct sc_machine_config *c)
+{
+	c->capture_timeout_ns = -1;
+}
+static void bad_strategy(struct sc_machine_config *c) { c->wait_strategy = 7; }
+static void neg_spin(struct sc_machine_config *c) { c->wait_spin_ns = -5; }
+static void bad_signo(struct sc_machine_config *c) { c->ipi_signo = 0; }
+static void sigkill(struct sc_machine_config *c) { c->ipi_signo = SIGKILL; }
+static void sigsegv(struct sc_machine_config *c) { c->ipi_signo = SIGSEGV; }
+static void huge_trace(struct sc_machine_config *c)
+{
+	c->trace_events = (size_t)1 << 30;
+}
+static void unbounded_hold(struct sc_machine_config *c)
+{
+	c->hold_lock_across_ipi = 1;
+	c->capture_timeout_ns = 0;
+}
+
+static void
+test_bad_configs(void **state)
+{
+	struct sc_machine *m = NULL;
+
+	expect_config_einval(no_cpu);
+	expect_config_einval(too_many_cpus);
+	expect_config_einval(no_kstack);
+	expect_config_einval(huge_kstack);
+	expect_config_einval(neg_timeout);
+	expect_config_einval(bad_strategy);
+	expect_config_einval(neg_spin);
+	expect_config_einval(bad_signo);
+	expect_config_einval(sigkill);
+	expect_config_einval(sigsegv);
+	expect_config_einval(huge_trace);
+	expect_config_einval(unbounded_hold);
+	assert_int_equal(sc_machine_create(NULL, &m), EINVAL);
+	assert_null(m);
+}
+
+static void
+test_defaults(void **state)
+{
+	struct sc_machine_config cfg;
+
+	sc_machine_config_init(&cfg);
+	assert_int_equal(cfg.ncpu, 2);
+	assert_int_equal(cfg.kstack_pages, 4);
+	assert_int_equal(cfg.ipi_signo, SIGRTMIN + 2);
+	assert_int_equal(cfg.capture_timeout_ns, 1000L * 1000 * 1000);
+	assert_int_equal(cfg.wait_strategy, SC_WAIT_SPIN_SLEEP);
+	assert_int_equal(cfg.trace_events, 0);
+	assert_null(cfg.hook);
+}
+
+static void
+foreign_handler(int sig)
+{
+	(void)sig;
+}
+
+/* A signal someone else handles is refused; the handler stays theirs. */
+static void
+test_foreign_handler_is_refused(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sigaction sa, now;
+	struct sc_machine *m = NULL;
+	int signo = SIGRTMIN + 5;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = foreign_handler;
+	assert_int_equal(sigaction(signo, &sa, NULL), 0);
+	sc_machine_config_init(&cfg);
+	cfg.ipi_signo = signo;
+	assert_int_equal(sc_machine_create(&cfg, &m), EBUSY);
+	assert_null(m);
+	assert_int_equal(sigaction(signo, NULL, &now), 0);
+	assert_ptr_equal(now.sa_handler, foreign_handler);
+	sa.sa_handler = SIG_DFL;
+	assert_int_equal(sigaction(signo, &sa, NULL), 0);
+}
+
+/* Two machines share one signal; the last destroy restores SIG_DFL. */
+static void
+test_shared_signal_restored(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *a, *b;
+	struct sigaction now;
+	int signo = SIGRTMIN + 6;
+
+	sc_machine_config_init(&cfg);
+	cfg.ipi_signo = signo;
+	assert_int_equal(sc_machine_create(&cfg, &a), 0);
+	assert_int_equal(sc_machine_create(&cfg, &b), 0);
+	sc_machine_destroy(a);
+	assert_int_equal(sigaction(signo, NULL, &now), 0);
+	assert_true((now.sa_flags & SA_SIGINFO) != 0);	/* still ours */
+	sc_machine_destroy(b);
+	assert_int_equal(sigaction(signo, NULL, &now), 0);
+	assert_true((now.sa_flags & SA_SIGINFO) == 0);
+	assert_ptr_equal(now.sa_handler, SIG_DFL);
+}
+
+static void
+nop(void *arg)
+{
+}
+
+static void
+test_bad_arguments(void **state)
+{
+	struct sc_thread *td = NULL;
+	struct sc_proc *p = NULL;
+	struct sc_kstack kk;
+	size_t n;
+
+	assert_int_equal(sc_proc_create(NULL, "x", &p), EINVAL);
+	assert_int_equal(sc_proc_create(tm, NULL, &p), EINVAL);
+	assert_int_equal(sc_proc_create(tm, "x", NULL), EINVAL);
+	assert_int_equal(sc_thread_create(NULL, "t", nop, NULL, &td), EINVAL);
+	assert_int_equal(sc_thread_create(tp, NULL, nop, NULL, &td), EINVAL);
+	assert_int_equal(sc_thread_create(tp, "t", NULL, NULL, &td), EINVAL);
+	assert_int_equal(sc_thread_create(tp, "t", nop, NULL, NULL), EINVAL);
+	assert_int_equal(sc_ithread_create(tp, "t", NULL, NULL, &td), EINVAL);
+	assert_null(td);
+	/* Long names are truncated, never overrun. */
+	assert_int_equal(sc_proc_create(tm, "a-process-name-longer-than-"
+	    "nineteen-characters", &p), 0);
+	assert_int_equal(strlen(sc_proc_comm(p)), 19);
+	assert_int_equal(sc_ithread_create(p, "a-thread-name-longer-than-"
+	    "thirty-one-characters", nop, NULL, &td), 0);
+	assert_int_equal(strlen(sc_thread_name(td)), 31);
+	assert_int_equal(sc_proc_kstack(p, &kk, 1, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(strlen(kk.tdname), 31);
+	assert_int_equal(sc_ithread_schedule(td), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+	/* The accessors on an unknown CPU. */
+	assert_null(sc_machine_idlethread(tm, -1));
+	assert_null(sc_machine_idlethread(tm, sc_machine_ncpu(tm)));
+	assert_int_equal(sc_curcpu(), SC_NOCPU);
+	assert_null(sc_curthread());
+	assert_string_equal(sc_errname(ETIMEDOUT), "ETIMEDOUT");
+	assert_string_equal(sc_errname(12345), "E?");
+	assert_string_equal(sc_trace_event_name(SC_TRACE_NEVENTS), "?");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_configs),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_foreign_handler_is_refused),
+		cmocka_unit_test(test_shared_signal_restored),
+		cmocka_unit_test_setup_teardown(test_bad_arguments,
+		    sc_test_setup_2cpu, sc_test_teardown),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
