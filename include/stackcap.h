@@ -195,8 +195,10 @@ struct sc_machine_config {
 	long	capture_timeout_ns;	/* bounded wait; default 1 s;
 					   0 = the kernel's unbounded wait */
 	int	wait_strategy;		/* enum sc_wait_strategy */
-	long	wait_spin_ns;		/* SC_WAIT_SPIN_SLEEP: spin this long
-					   first; default 5 us */
+	long	wait_spin_ns;		/* SC_WAIT_SPIN_SLEEP: spin at most
+					   this long first (twice the recent
+					   round trip, none when round trips
+					   take longer); default 5 us */
 	size_t	trace_events;		/* protocol trace ring size; 0 = off */
 	sc_hook_fn hook;		/* race injection; NULL = none */
 	void	*hook_arg;

@@ -195,6 +195,7 @@ struct sc_machine {
 	struct sc_proc	*m_idleproc;	/* (c) */
 	struct sc_mtx	m_capture_mtx;	/* one capture of a running thread */
 	uint64_t	m_capture_seq;	/* (x) request sequence */
+	uint64_t	m_stack_intr_rtt; /* (x) recent round trip (ns) */
 	_Atomic uint64_t m_stack_intr_req; /* (a) open request tag, or 0 */
 	_Atomic(struct sc_thread *) m_stack_intr_td; /* (a) the answer */
 	struct sc_stack	m_stack_intr_buf; /* written by the claiming handler */

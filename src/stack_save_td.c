@@ -78,6 +78,33 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 }
 
 /*
+ * SC_WAIT_SPIN_SLEEP spins only while an answer may come: up to twice the
+ * recent round trip, at most wait_spin_ns, and not at all when round trips
+ * take longer than that (a virtual machine, or requester and target on one
+ * core), where spinning only delays the target.  m_stack_intr_rtt is a
+ * moving average (weight 1/8) of the recent round trips, 0 before the
+ * first.  Capture mutex held.
+ */
+static uint64_t
+sc_stack_intr_spin_ns(const struct sc_machine *m)
+{
+	uint64_t max = (uint64_t)m->m_cfg.wait_spin_ns;
+
+	if (m->m_stack_intr_rtt == 0)
+		return (max);
+	if (m->m_stack_intr_rtt > max)
+		return (0);
+	return (2 * m->m_stack_intr_rtt < max ? 2 * m->m_stack_intr_rtt : max);
+}
+
+static void
+sc_stack_intr_rtt(struct sc_machine *m, uint64_t rtt)
+{
+	m->m_stack_intr_rtt = m->m_stack_intr_rtt == 0 ? rtt :
+	    (7 * m->m_stack_intr_rtt + rtt) / 8;
+}
+
+/*
  * Wait for the answer to request `tag`.  Returns the thread that answered,
  * or NULL when the bound expired before any handler claimed the request.
  */
@@ -94,13 +121,15 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag)
 	    start + (uint64_t)cfg->capture_timeout_ns : UINT64_MAX;
 	spin_until = cfg->wait_strategy == SC_WAIT_SPIN ? UINT64_MAX :
 	    cfg->wait_strategy == SC_WAIT_SLEEP ? start :
-	    start + (uint64_t)cfg->wait_spin_ns;
+	    start + sc_stack_intr_spin_ns(m);
 	for (;;) {
 		seq = atomic_load(&m->m_stack_intr_futex);
 		answer = atomic_load_explicit(&m->m_stack_intr_td,
 		    memory_order_acquire);
-		if (answer != NULL)
+		if (answer != NULL) {
+			sc_stack_intr_rtt(m, sc_now_ns() - start);
 			return (answer);
+		}
 		now = sc_now_ns();
 		if (now >= deadline)
 			break;
