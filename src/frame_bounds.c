@@ -43,6 +43,7 @@ sc_pc_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
 }
 
 struct sc_text_build {
+	bool		(*want)(const char *base);
 	struct sc_range	*r;
 	size_t		n, cap;
 	int		error;
@@ -54,8 +55,17 @@ sc_text_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	struct sc_text_build *b = arg;
 	struct sc_range *nr;
 	const ElfW(Phdr) *ph;
+	const char *base;
 	int i;
 
+	(void)size;
+	if (b->want != NULL) {
+		base = info->dlpi_name != NULL ?
+		    strrchr(info->dlpi_name, '/') : NULL;
+		base = base != NULL ? base + 1 : info->dlpi_name;
+		if (!b->want(base != NULL ? base : ""))
+			return (0);
+	}
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_X) == 0 ||
@@ -105,26 +115,40 @@ sc__ranges_sort_merge(struct sc_range *r, size_t n)
 }
 
 int
-sc_text_refresh(void)
+sc__exec_ranges(bool (*want)(const char *base), struct sc_range **rp,
+    size_t *np)
 {
-	struct sc_text_build b = { 0 };
-	struct sc_textset *ts;
+	struct sc_text_build b = { .want = want };
 
 	dl_iterate_phdr(sc_text_phdr_cb, &b);
 	if (b.error != 0) {
 		free(b.r);
 		return (b.error);
 	}
-	b.n = sc__ranges_sort_merge(b.r, b.n);
-	ts = malloc(sizeof(*ts) + b.n * sizeof(ts->ts_r[0]));
+	*rp = b.r;
+	*np = sc__ranges_sort_merge(b.r, b.n);
+	return (0);
+}
+
+int
+sc_text_refresh(void)
+{
+	struct sc_textset *ts;
+	struct sc_range *r;
+	size_t n;
+	int error;
+
+	if ((error = sc__exec_ranges(NULL, &r, &n)) != 0)
+		return (error);
+	ts = malloc(sizeof(*ts) + n * sizeof(ts->ts_r[0]));
 	if (ts == NULL) {
-		free(b.r);
+		free(r);
 		return (ENOMEM);
 	}
-	ts->ts_n = b.n;
-	if (b.n != 0)
-		memcpy(ts->ts_r, b.r, b.n * sizeof(ts->ts_r[0]));
-	free(b.r);
+	ts->ts_n = n;
+	if (n != 0)
+		memcpy(ts->ts_r, r, n * sizeof(ts->ts_r[0]));
+	free(r);
 
 	/*
 	 * Publish with a release store: a signal handler may be walking with

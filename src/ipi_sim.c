@@ -14,7 +14,6 @@
  * handler takes no lock, allocates nothing, and saves errno.
  */
 #include <errno.h>
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -197,64 +196,32 @@ static const char *const sc_nostop_names[] = {
 	"libstdc++", "libcmocka", "linux-vdso",
 };
 
-struct sc_nostop_build {
-	struct sc_range	*r;
-	size_t		n, cap;
-};
-
-static int
-sc_nostop_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* Is base one of those objects?  The main program ("") never is. */
+static bool
+sc_nostop_object(const char *base)
 {
-	struct sc_nostop_build *b = arg;
-	const char *base;
-	struct sc_range *nr;
 	size_t i;
-	int j, match = 0;
 
-	(void)size;
-	base = info->dlpi_name != NULL ? strrchr(info->dlpi_name, '/') : NULL;
-	base = base != NULL ? base + 1 : info->dlpi_name;
-	if (base == NULL || base[0] == '\0')
-		return (0);		/* the main program */
 	for (i = 0; i < sizeof(sc_nostop_names) / sizeof(sc_nostop_names[0]);
 	    i++)
 		if (strncmp(base, sc_nostop_names[i],
 		    strlen(sc_nostop_names[i])) == 0)
-			match = 1;
-	if (!match)
-		return (0);
-	for (j = 0; j < info->dlpi_phnum; j++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[j];
-
-		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_X) == 0)
-			continue;
-		if (b->n == b->cap) {
-			b->cap = b->cap ? 2 * b->cap : 16;
-			nr = realloc(b->r, b->cap * sizeof(*nr));
-			if (nr == NULL)
-				return (1);
-			b->r = nr;
-		}
-		b->r[b->n].lo = info->dlpi_addr + ph->p_vaddr;
-		b->r[b->n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
-		b->n++;
-	}
-	return (0);
+			return (true);
+	return (false);
 }
 
 int
 sc__ipi_init(struct sc_machine *m)
 {
-	struct sc_nostop_build b = { 0 };
 	struct sigaction sa, old;
-	int signo = m->m_cfg.ipi_signo;
+	int error, signo = m->m_cfg.ipi_signo;
 
 	if (signo <= 0 || signo >= _NSIG || signo == SIGKILL ||
 	    signo == SIGSTOP || signo == SIGSEGV || signo == SIGBUS)
 		return (EINVAL);
-	dl_iterate_phdr(sc_nostop_cb, &b);
-	m->m_nostop = b.r;
-	m->m_nnostop = sc__ranges_sort_merge(b.r, b.n);
+	error = sc__exec_ranges(sc_nostop_object, &m->m_nostop, &m->m_nnostop);
+	if (error != 0)
+		return (error);
 
 	pthread_mutex_lock(&sc_ipi_mtx);
 	if (sc_ipi_users[signo] == 0) {

@@ -260,6 +260,11 @@ sc__text_lookup(uintptr_t pc, const struct sc_range *text, size_t ntext,
 
 /* frame_bounds.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
 size_t	sc__ranges_sort_merge(struct sc_range *r, size_t n);
+/* The executable segments of the loaded objects whose file name (without
+ * its directory; "" for the main program) want() accepts, or of all when
+ * want is NULL: a sorted, merged, malloc'ed array.  0 or ENOMEM. */
+int	sc__exec_ranges(bool (*want)(const char *base), struct sc_range **rp,
+	    size_t *np);
 
 /* cpu_switch_amd64.S */
 void	sc__cpu_switch(struct sc_pcb *oldpcb, const struct sc_pcb *newpcb,
