@@ -538,31 +538,13 @@ demo_machine(const struct demo_opts *o, struct sc_machine **mp)
 	return (error);
 }
 
-/* The default mode: populate a machine, print it as procstat -kk -a. */
+/*
+ * Build the demo machine, hand it to show(), tear it down.  Returns the
+ * exit status.
+ */
 static int
-run_procstat(const struct demo_opts *o)
-{
-	static struct demo_world w;
-	int error;
-
-	if (demo_machine(o, &w.m) != 0)
-		return (1);
-	demo_plan(&w, sc_machine_ncpu(w.m));
-	error = demo_populate(&w);
-	if (error != 0) {
-		fprintf(stderr, "stackcap-demo: creating threads: %s\n",
-		    strerror(error));
-		w.errors++;
-	}
-	kstack_all(w.m);
-	fflush(stdout);
-	demo_teardown(&w);
-	return (w.errors != 0);
-}
-
-/* Sampling: populate the machine, write N rounds as collapsed stacks. */
-static int
-run_sample(const struct demo_opts *o)
+run_world(const struct demo_opts *o, int (*show)(const struct demo_opts *,
+    struct sc_machine *), const char *what)
 {
 	static struct demo_world w;
 	int error;
@@ -572,15 +554,43 @@ run_sample(const struct demo_opts *o)
 	demo_plan(&w, sc_machine_ncpu(w.m));
 	error = demo_populate(&w);
 	if (error == 0)
-		error = smp_collapsed(w.m, o->samples, stdout);
+		error = show(o, w.m);
 	if (error != 0) {
-		fprintf(stderr, "stackcap-demo: sampling: %s\n",
+		fprintf(stderr, "stackcap-demo: %s: %s\n", what,
 		    strerror(error));
 		w.errors++;
 	}
 	fflush(stdout);
 	demo_teardown(&w);
 	return (w.errors != 0);
+}
+
+static int
+show_procstat(const struct demo_opts *o, struct sc_machine *m)
+{
+	(void)o;
+	kstack_all(m);
+	return (0);
+}
+
+/* The default mode: populate a machine, print it as procstat -kk -a. */
+static int
+run_procstat(const struct demo_opts *o)
+{
+	return (run_world(o, show_procstat, "creating threads"));
+}
+
+static int
+show_sample(const struct demo_opts *o, struct sc_machine *m)
+{
+	return (smp_collapsed(m, o->samples, stdout));
+}
+
+/* Sampling: populate the machine, write N rounds as collapsed stacks. */
+static int
+run_sample(const struct demo_opts *o)
+{
+	return (run_world(o, show_sample, "sampling"));
 }
 
 /* Print a scenario's outcome and its narrated trace, before teardown. */
