@@ -232,8 +232,19 @@ struct sc_counters {
 	uint64_t	retry_idle;	/* answer named the idle thread */
 	uint64_t	retry_other;	/* answer named another thread */
 	uint64_t	retry_offcpu;	/* td not running any more on relock */
-	uint64_t	ebusy;		/* running but no kernel frames */
+	uint64_t	ebusy;		/* EBUSY: running, no kernel frame
+					   chain from the interrupted %rbp */
 	uint64_t	timeouts;	/* ETIMEDOUT */
+	uint64_t	ebusy_user;	/* ... EBUSY, %rsp outside the kernel
+					   stack (sc_user_call: user mode) */
+	uint64_t	ebusy_nochain;	/* ... EBUSY, %rsp on the kernel stack
+					   but %rbp leads to no frame record
+					   (code without frame pointers:
+					   glibc's snprintf, malloc...) */
+	uint64_t	ipi_blocked;	/* ... ETIMEDOUT: the target CPU's
+					   pthread blocked the IPI signal */
+	uint64_t	ipi_handler_lost; /* ... ETIMEDOUT: the IPI signal's
+					   handler was replaced */
 };
 
 /* Defaults.  Context: any. */

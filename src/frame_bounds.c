@@ -120,7 +120,10 @@ sc__exec_ranges(bool (*want)(const char *base), struct sc_range **rp,
 {
 	struct sc_text_build b = { .want = want };
 
+	/* glibc holds its loader lock while the callback runs. */
+	sc__host_enter();
 	dl_iterate_phdr(sc_text_phdr_cb, &b);
+	sc__host_exit();
 	if (b.error != 0) {
 		free(b.r);
 		return (b.error);
@@ -154,10 +157,10 @@ sc_text_refresh(void)
 	 * Publish with a release store: a signal handler may be walking with
 	 * the previous set, so it is chained, never freed.
 	 */
-	pthread_mutex_lock(&sc_text_mtx);
+	sc__host_lock(&sc_text_mtx);
 	ts->ts_prev = atomic_load_explicit(&sc_text_cur, memory_order_relaxed);
 	atomic_store_explicit(&sc_text_cur, ts, memory_order_release);
-	pthread_mutex_unlock(&sc_text_mtx);
+	sc__host_unlock(&sc_text_mtx);
 	return (0);
 }
 
@@ -169,9 +172,9 @@ sc_text_ranges(const struct sc_range **textp, size_t *ntextp)
 	ts = atomic_load_explicit(&sc_text_cur, memory_order_acquire);
 	if (ts == NULL) {
 		/* First use: compute once; a failure leaves no text. */
-		pthread_mutex_lock(&sc_text_mtx);
+		sc__host_lock(&sc_text_mtx);
 		ts = atomic_load_explicit(&sc_text_cur, memory_order_acquire);
-		pthread_mutex_unlock(&sc_text_mtx);
+		sc__host_unlock(&sc_text_mtx);
 		if (ts == NULL && sc_text_refresh() == 0)
 			ts = atomic_load_explicit(&sc_text_cur,
 			    memory_order_acquire);

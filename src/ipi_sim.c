@@ -60,18 +60,26 @@ sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 
 	/*
 	 * IPI_STOP at machine destroy, for a thread that never calls into
-	 * the scheduler: resume it in sc__cpu_stop(), on its own stack below
-	 * the red zone, which leaves the machine.  Only where the interrupted
-	 * code is not in libc, the loader or a sanitizer runtime, which may
-	 * hold locks of their own; otherwise the destroyer sends again.
-	 * Under TSan the handler runs late, with a context that is no longer
-	 * the thread's: never redirect there.
+	 * the scheduler: resume it in sc__cpu_stop(), which leaves the
+	 * machine.  Only where the thread holds no lock of the host: not in
+	 * a host-locked section of the library (td_hostlocks, e.g. a pthread
+	 * mutex or glibc's loader lock is held; the thread stops itself when
+	 * it leaves the section), and not in libc, the loader or a sanitizer
+	 * runtime, which may hold locks of their own (the destroyer sends
+	 * again).  sc__cpu_stop() runs on the top of this CPU's alternate
+	 * signal stack, which is free once this handler has returned: the
+	 * interrupted stack may have no room left below %rsp, and the
+	 * abandoned frames must not be written over.  Under TSan the
+	 * handler runs late, with a context that is no longer the thread's:
+	 * never redirect there.
 	 */
 #if !defined(SC_SANITIZER_THREAD)
 	if ((bits & SC_IPI_STOP) != 0 && uc != NULL &&
 	    atomic_load(&m->m_dying) &&
-	    !sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop)) {
-		sp = ((frame->if_rsp - 256) & ~(uintptr_t)15) - 8;
+	    atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) ==
+	    0 && !sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop)) {
+		sp = (((uintptr_t)pc->pc_sigstack + pc->pc_sigstack_len - 64) &
+		    ~(uintptr_t)15) - 8;
 		uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
 		uc->uc_mcontext.gregs[REG_RBP] = 0;
 		uc->uc_mcontext.gregs[REG_RDI] = (greg_t)(uintptr_t)pc;
@@ -210,14 +218,49 @@ sc_nostop_object(const char *base)
 	return (false);
 }
 
+/*
+ * Signals that can never carry IPIs: SIGKILL and SIGSTOP cannot be caught,
+ * and the synchronous fault signals are raised by the faulting instruction
+ * itself: a handler that returns from a real SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL, SIGTRAP or SIGSYS re-executes it and faults again for ever.
+ */
+static bool
+sc_ipi_signo_ok(int signo)
+{
+	if (signo <= 0 || signo >= _NSIG)
+		return (false);
+	switch (signo) {
+	case SIGKILL:
+	case SIGSTOP:
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGFPE:
+	case SIGILL:
+	case SIGTRAP:
+	case SIGSYS:
+		return (false);
+	default:
+		return (true);
+	}
+}
+
+bool
+sc__ipi_handler_ours(int signo)
+{
+	struct sigaction cur;
+
+	return (sigaction(signo, NULL, &cur) == 0 &&
+	    (cur.sa_flags & SA_SIGINFO) != 0 &&
+	    cur.sa_sigaction == sc_ipi_handler);
+}
+
 int
 sc__ipi_init(struct sc_machine *m)
 {
 	struct sigaction sa, old;
 	int error, signo = m->m_cfg.ipi_signo;
 
-	if (signo <= 0 || signo >= _NSIG || signo == SIGKILL ||
-	    signo == SIGSTOP || signo == SIGSEGV || signo == SIGBUS)
+	if (!sc_ipi_signo_ok(signo))
 		return (EINVAL);
 	error = sc__exec_ranges(sc_nostop_object, &m->m_nostop, &m->m_nnostop);
 	if (error != 0)
@@ -254,49 +297,73 @@ sc__ipi_fini(struct sc_machine *m)
 {
 	int signo = m->m_cfg.ipi_signo;
 
+	/*
+	 * The last machine gives the signal back as it found it, unless the
+	 * program has installed a handler of its own since: that one stays.
+	 */
 	pthread_mutex_lock(&sc_ipi_mtx);
-	if (--sc_ipi_users[signo] == 0)
+	if (--sc_ipi_users[signo] == 0 && sc__ipi_handler_ours(signo))
 		sigaction(signo, &sc_ipi_oldsa[signo], NULL);
 	pthread_mutex_unlock(&sc_ipi_mtx);
 }
 
-/* On the CPU's pthread: its alternate signal stack and signal mask. */
+/*
+ * On the CPU's pthread: its alternate signal stack and signal mask.
+ * Returns 0, ENOMEM, or the error of sigaltstack().
+ */
 int
 sc__ipi_cpu_init(struct sc_pcpu *pc)
 {
 	stack_t ss;
 	sigset_t set;
 	void *p;
+	int error;
 
 	p = mmap(NULL, SC_SIGSTACK_LEN, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return (ENOMEM);
-	pc->pc_sigstack = p;
-	pc->pc_sigstack_len = SC_SIGSTACK_LEN;
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_sp = p;
 	ss.ss_size = SC_SIGSTACK_LEN;
-	if (sigaltstack(&ss, NULL) != 0)
-		return (errno);
+	if (sigaltstack(&ss, NULL) != 0) {
+		error = errno;
+		(void)munmap(p, SC_SIGSTACK_LEN);
+		return (error);
+	}
+	pc->pc_sigstack = p;
+	pc->pc_sigstack_len = SC_SIGSTACK_LEN;
 	sigemptyset(&set);
 	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
-	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	/* Cannot fail: the set is valid and SIG_UNBLOCK a known "how". */
+	(void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	return (0);
 }
 
 void
 sc__ipi_cpu_fini(struct sc_pcpu *pc)
 {
+	struct sc_range r;
 	stack_t ss;
 	sigset_t set;
 
+	if (pc->pc_sigstack == NULL)
+		return;
 	/* No IPI may run once the pthread has left the machine. */
 	sigemptyset(&set);
 	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_flags = SS_DISABLE;
-	sigaltstack(&ss, NULL);
-	munmap(pc->pc_sigstack, pc->pc_sigstack_len);
+	(void)sigaltstack(&ss, NULL);	/* not on it: cannot fail */
+	/*
+	 * sc__cpu_stop() ran on this stack and never returned: forget its
+	 * frames' ASan poisoning before the pages go back, or the next
+	 * mapping at this address inherits it.
+	 */
+	r.lo = (uintptr_t)pc->pc_sigstack;
+	r.hi = r.lo + pc->pc_sigstack_len;
+	sc__san_unpoison(r);
+	(void)munmap(pc->pc_sigstack, pc->pc_sigstack_len);
+	pc->pc_sigstack = NULL;
 }

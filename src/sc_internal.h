@@ -126,6 +126,8 @@ struct sc_thread {
 	size_t		td_ustack_len;	/* (k) */
 	_Atomic uint32_t td_exited;	/* (a) 1 once reaped; futex word */
 	void		*td_asan_fake;	/* (k) ASan fake-stack handle */
+	_Atomic int	td_hostlocks;	/* (k) host-locked sections entered:
+					   IPI_STOP never stops td in one */
 	void		*td_tsan_fiber;	/* (c) TSan fiber */
 };
 
@@ -173,6 +175,7 @@ struct sc_pcpu {
 	void		*pc_sigstack;	/* (c) alternate signal stack */
 	size_t		pc_sigstack_len; /* (c) */
 	_Atomic int	pc_stopped;	/* (a) the pthread left the machine */
+	_Atomic int	pc_init_error;	/* (a) the pthread could not start */
 	_Atomic uintptr_t pc_tsan_poll_rbp; /* (k) TSan: frame of the poll */
 } __attribute__((aligned(64)));
 
@@ -199,6 +202,8 @@ struct sc_machine {
 	_Atomic uint64_t m_stack_intr_req; /* (a) open request tag, or 0 */
 	_Atomic(struct sc_thread *) m_stack_intr_td; /* (a) the answer */
 	struct sc_stack	m_stack_intr_buf; /* written by the claiming handler */
+	bool		m_stack_intr_kstack; /* ... and whether the interrupted
+					   %rsp was on the kernel stack */
 	_Atomic uint32_t m_stack_intr_futex; /* (a) bumped at each answer */
 	_Atomic int	m_stack_intr_waiting; /* (a) the requester sleeps */
 	_Atomic(struct sc_hook *) m_hook; /* (a) the current hook, or NULL */
@@ -206,6 +211,7 @@ struct sc_machine {
 					   destroy: a caller may still use one */
 	struct sc_counters m_cnt;	/* (a) relaxed atomic increments */
 	_Atomic int	m_dying;	/* (a) sc_machine_destroy() began */
+	_Atomic int	m_warned;	/* (a) diagnoses printed, a bit each */
 	pid_t		m_pid;		/* (c) getpid() at creation, for
 					   tgkill() */
 	struct sc_trace	*m_trace;	/* (c) protocol trace, or NULL */
@@ -287,9 +293,24 @@ int	sc__spin_held_count(void);
 void	sc__spin_release_all(struct sc_pcpu *pc);
 extern struct sc_spin sc__blocked_lock;
 
+/*
+ * kern_mutex.c: host-locked sections.  A simulated thread that holds a lock
+ * of the host (a pthread mutex, glibc's loader lock inside
+ * dl_iterate_phdr()) must not be stopped by IPI_STOP: the lock would stay
+ * taken for the rest of the process.  Such sections are bracketed by
+ * sc__host_enter()/sc__host_exit(); the last exit of a thread whose machine
+ * is dying stops the thread there.  sc__host_lock()/sc__host_unlock() are
+ * pthread_mutex_lock()/unlock() inside such a section.
+ */
+void	sc__host_enter(void);
+void	sc__host_exit(void);
+void	sc__host_lock(pthread_mutex_t *mtx);
+void	sc__host_unlock(pthread_mutex_t *mtx);
+
 /* kern_mutex.c */
 void	sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt);
 void	sc__mtx_lock(struct sc_mtx *mx);
+int	sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns);
 void	sc__mtx_unlock(struct sc_mtx *mx);
 void	sc__mtx_unlock_as(struct sc_mtx *mx, uintptr_t owner);
 bool	sc__mtx_owned(const struct sc_mtx *mx);
@@ -312,6 +333,7 @@ void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
 	    struct sc_thread *td);
 long	sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
+uint64_t sc__now_ns(void);
 void	sc__futex_wake(_Atomic uint32_t *uaddr, int n);
 
 /* trace.c */
@@ -333,6 +355,7 @@ int	sc__ipi_cpu_init(struct sc_pcpu *pc);
 void	sc__ipi_cpu_fini(struct sc_pcpu *pc);
 void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td);
 void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
+bool	sc__ipi_handler_ours(int signo);
 
 /* stack_save_td.c: the IPI_TRACE handler side (stack_capture_intr()). */
 void	sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,

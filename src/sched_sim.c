@@ -29,11 +29,13 @@
 
 #define SC_PAGE_SIZE	4096
 #define SC_USTACK_LEN	(64 * 1024 * SC_SAN_STACK_SCALE)
+#define SC_USTACK_MIN	(8 * 1024 * SC_SAN_STACK_SCALE)	/* for one nest */
 #define SC_FIRST_TID	100000
 #define SC_IDLE_PID	11
 #define SC_FIRST_PID	100
 
 static void	sc_kstack_free(struct sc_machine *m, void *map);
+static void	sc_ustack_free(struct sc_thread *td);
 
 /* ------------------------------------------------------------------------
  * Futexes
@@ -53,6 +55,16 @@ sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 	}
 	return (syscall(SYS_futex, uaddr, FUTEX_WAIT_PRIVATE, val, tsp, NULL,
 	    0));
+}
+
+/* CLOCK_MONOTONIC in nanoseconds.  Async-signal-safe. */
+uint64_t
+sc__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
 }
 
 /* Async-signal-safe. */
@@ -205,10 +217,10 @@ sc_machine_set_hook(struct sc_machine *m, sc_hook_fn fn, void *arg)
 	old = atomic_exchange(&m->m_hook, h);
 	if (old == NULL)
 		return;
-	pthread_mutex_lock(&m->m_list_mtx);
+	sc__host_lock(&m->m_list_mtx);
 	old->h_next = m->m_hooks_old;
 	m->m_hooks_old = old;
-	pthread_mutex_unlock(&m->m_list_mtx);
+	sc__host_unlock(&m->m_list_mtx);
 }
 
 void
@@ -228,11 +240,11 @@ sc_machine_procs(struct sc_machine *m, struct sc_proc **out, size_t max,
 	struct sc_proc *p;
 	size_t i = 0;
 
-	pthread_mutex_lock(&m->m_list_mtx);
+	sc__host_lock(&m->m_list_mtx);
 	for (p = m->m_procs; p != NULL; p = p->p_next, i++)
 		if (i < max)
 			out[i] = p;
-	pthread_mutex_unlock(&m->m_list_mtx);
+	sc__host_unlock(&m->m_list_mtx);
 	*n = i;
 }
 
@@ -243,11 +255,11 @@ sc_proc_threads(struct sc_proc *p, struct sc_thread **out, size_t max,
 	struct sc_thread *td;
 	size_t i = 0;
 
-	pthread_mutex_lock(&p->p_machine->m_list_mtx);
+	sc__host_lock(&p->p_machine->m_list_mtx);
 	for (td = p->p_threads; td != NULL; td = td->td_plist, i++)
 		if (i < max)
 			out[i] = td;
-	pthread_mutex_unlock(&p->p_machine->m_list_mtx);
+	sc__host_unlock(&p->p_machine->m_list_mtx);
 	*n = i;
 }
 
@@ -417,6 +429,19 @@ sc__cpu_stop(struct sc_pcpu *pc)
 }
 
 /*
+ * The rule of FreeBSD's mi_switch(): a thread switches holding its thread
+ * lock and nothing else, interrupts disabled by that lock alone.  A switch
+ * with another spin lock held, or inside sc_spinlock_enter(), would run
+ * the next thread with interrupts off for good.
+ */
+static bool
+sc_switch_ok(const struct sc_pcpu *pc)
+{
+	return (pc->pc_nheld == 1 && atomic_load_explicit(
+	    &pc->pc_spinlock_count, memory_order_relaxed) == 1);
+}
+
+/*
  * sched_switch(): sched_lock held; choose the next thread and switch to it.
  * Never inlined: like the kernel's, a sleeping thread's stack then reads
  * "mi_switch, sleepq_wait, ..." from its saved %rbp.
@@ -480,6 +505,10 @@ sc__mi_switch(struct sc_thread *td)
 
 	SC_KASSERT(sc__spin_owned(tmtx), , "mi_switch: thread %d not locked",
 	    td->td_tid);
+	SC_KASSERT(sc_switch_ok(pc), , "mi_switch: thread %d switches with "
+	    "%d spin locks held and interrupts disabled %d times (a "
+	    "sleep inside sc_spinlock_enter() or another thread's lock?)",
+	    td->td_tid, pc->pc_nheld, atomic_load(&pc->pc_spinlock_count));
 	if (tmtx != &m->m_sched_lock) {
 		/*
 		 * thread_lock_block(): until cpu_switch() has saved td's
@@ -507,20 +536,22 @@ sc__switch_done(void)
 {
 	struct sc_pcpu *pc = sc__pcpu_get();
 	struct sc_thread *td;
+	void *map;
 
 	if (pc == NULL || (td = pc->pc_deadthread) == NULL)
 		return;
 	pc->pc_deadthread = NULL;
 	/*
 	 * Nothing reads a reaped thread's stacks: it is INACTIVE, so
-	 * stack_save_td() answers ESRCH without a walk.
+	 * stack_save_td() answers ESRCH without a walk.  The map is
+	 * forgotten before the free: sc_kstack_free() takes a host lock, at
+	 * whose end a dying machine may stop this thread, and
+	 * sc_machine_free() must not unmap the stack a second time.
 	 */
-	sc_kstack_free(td->td_machine, td->td_kstack_map);
+	map = td->td_kstack_map;
 	td->td_kstack_map = NULL;
-	if (td->td_ustack != NULL) {
-		munmap(td->td_ustack, td->td_ustack_len);
-		td->td_ustack = NULL;
-	}
+	sc_kstack_free(td->td_machine, map);
+	sc_ustack_free(td);
 	sc__mtx_unlock_as(&td->td_proc->p_mtx, (uintptr_t)td);
 	atomic_store(&td->td_exited, 1);
 	sc__futex_wake(&td->td_exited, 1 << 30);
@@ -567,11 +598,11 @@ sc_park_release_proc_locks(struct sc_thread *td)
 	struct sc_proc *p, *held[16];
 	int i, n = 0;
 
-	pthread_mutex_lock(&m->m_list_mtx);
+	sc__host_lock(&m->m_list_mtx);
 	for (p = m->m_procs; p != NULL && n < 16; p = p->p_next)
 		if (atomic_load(&p->p_mtx.mx_owner) == (uintptr_t)td)
 			held[n++] = p;
-	pthread_mutex_unlock(&m->m_list_mtx);
+	sc__host_unlock(&m->m_list_mtx);
 	for (i = 0; i < n; i++)
 		sc__mtx_unlock_as(&held[i]->p_mtx, (uintptr_t)td);
 }
@@ -585,8 +616,18 @@ sc__thread_park(struct sc_thread *td)
 	sc__spin_release_all(pc);
 	atomic_store(&pc->pc_spinlock_count, 0);
 	sc_park_release_proc_locks(td);
+	/*
+	 * Joiners learn that td will never exit (sc_thread_join() returns
+	 * EINVAL): the inhibitor first, then the wake, with no lock held
+	 * (sc_wakeup() takes a chain lock).  td stays RUNNING until the
+	 * switch, so no capturer walks a pcb that is not saved yet.
+	 */
 	sc_thread_lock(td);
 	atomic_fetch_or(&td->td_inhibitors, SC_TDI_SUSPENDED);
+	sc_thread_unlock(td);
+	sc_wakeup(td);
+	sc__futex_wake(&td->td_exited, 1 << 30);
+	sc_thread_lock(td);
 	sc__td_set_state(td, SC_TDS_INHIBITED);
 	sc__mi_switch(td);
 	abort();
@@ -643,9 +684,11 @@ void
 sc_user_call(void (*fn)(void *), void *arg)
 {
 	struct sc_thread *td = sc_curthread();
+	uintptr_t sp, lo, top;
 	void *p;
 
 	SC_KASSERT(td != NULL, , "sc_user_call outside a simulated thread");
+	SC_KASSERT(fn != NULL, , "sc_user_call: NULL function");
 	if (td->td_ustack == NULL) {
 		p = mmap(NULL, SC_USTACK_LEN, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -654,7 +697,21 @@ sc_user_call(void (*fn)(void *), void *arg)
 		td->td_ustack = p;
 		td->td_ustack_len = SC_USTACK_LEN;
 	}
-	sc__user_enter(fn, arg, td->td_ustack + td->td_ustack_len);
+	lo = (uintptr_t)td->td_ustack;
+	top = lo + td->td_ustack_len;
+	/*
+	 * Called from user mode already (fn called sc_user_call() again):
+	 * nest below the caller's frames, past the red zone, instead of
+	 * starting over at the top of the stack they live on.
+	 */
+	__asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+	if (sp > lo && sp <= top) {
+		top = (sp - 128) & ~(uintptr_t)15;
+		SC_KASSERT(top >= lo + SC_USTACK_MIN, , "sc_user_call: thread "
+		    "%d: user stack exhausted (%zu bytes left)", td->td_tid,
+		    (size_t)(top - lo));
+	}
+	sc__user_enter(fn, arg, (void *)top);
 }
 
 /* ------------------------------------------------------------------------
@@ -673,18 +730,25 @@ sc_kstack_alloc(struct sc_machine *m)
 	size_t len = SC_PAGE_SIZE + m->m_kstack_len;
 	void *map = NULL;
 
-	pthread_mutex_lock(&m->m_list_mtx);
+	sc__host_lock(&m->m_list_mtx);
 	if (m->m_nkstack_cache > 0)
 		map = m->m_kstack_cache[--m->m_nkstack_cache];
-	pthread_mutex_unlock(&m->m_list_mtx);
+	sc__host_unlock(&m->m_list_mtx);
 	if (map != NULL)
 		return (map);
 	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (map == MAP_FAILED)
 		return (NULL);
-	/* The guard page below the stack: an overflow faults at once. */
-	(void)mprotect(map, SC_PAGE_SIZE, PROT_NONE);
+	/*
+	 * The guard page below the stack: an overflow faults at once.  The
+	 * mprotect() splits the mapping in two, which fails at the mapping
+	 * limit (vm.max_map_count): no thread without its guard.
+	 */
+	if (mprotect(map, SC_PAGE_SIZE, PROT_NONE) != 0) {
+		(void)munmap(map, len);
+		return (NULL);
+	}
 	return (map);
 }
 
@@ -696,15 +760,32 @@ sc_kstack_free(struct sc_machine *m, void *map)
 	r.lo = (uintptr_t)map + SC_PAGE_SIZE;
 	r.hi = r.lo + m->m_kstack_len;
 	sc__san_unpoison(r);
-	pthread_mutex_lock(&m->m_list_mtx);
+	sc__host_lock(&m->m_list_mtx);
 	if (m->m_nkstack_cache < (int)(sizeof(m->m_kstack_cache) /
 	    sizeof(m->m_kstack_cache[0]))) {
 		m->m_kstack_cache[m->m_nkstack_cache++] = map;
 		map = NULL;
 	}
-	pthread_mutex_unlock(&m->m_list_mtx);
+	sc__host_unlock(&m->m_list_mtx);
+	/* A whole mapping: munmap() splits nothing and cannot fail. */
 	if (map != NULL)
-		munmap(map, SC_PAGE_SIZE + m->m_kstack_len);
+		(void)munmap(map, SC_PAGE_SIZE + m->m_kstack_len);
+}
+
+/* Unmap td's user stack, forgetting the ASan poisoning of its frames (a
+ * thread stopped in user mode never returned from them). */
+static void
+sc_ustack_free(struct sc_thread *td)
+{
+	struct sc_range r;
+
+	if (td->td_ustack == NULL)
+		return;
+	r.lo = (uintptr_t)td->td_ustack;
+	r.hi = r.lo + td->td_ustack_len;
+	sc__san_unpoison(r);
+	(void)munmap(td->td_ustack, td->td_ustack_len);
+	td->td_ustack = NULL;
 }
 
 static int
@@ -755,12 +836,12 @@ sc_thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
 	atomic_init(&td->td_lastcpu, SC_NOCPU);
 	td->td_tsan_fiber = sc__san_tsan_create_fiber();
 
-	pthread_mutex_lock(&m->m_list_mtx);
+	sc__host_lock(&m->m_list_mtx);
 	td->td_tid = m->m_nexttid++;
 	*p->p_threads_tail = td;
 	p->p_threads_tail = &td->td_plist;
 	p->p_nthreads++;
-	pthread_mutex_unlock(&m->m_list_mtx);
+	sc__host_unlock(&m->m_list_mtx);
 	*tdp = td;
 	return (0);
 }
@@ -812,6 +893,9 @@ sc_ithread_schedule(struct sc_thread *td)
 	struct sc_spin *held;
 	int error = 0;
 
+	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
+	SC_KASSERT(!sc_thread_lock_owned(td), EINVAL,
+	    "thread %d: the caller holds its thread lock", td->td_tid);
 	sc_thread_lock(td);
 	held = atomic_load(&td->td_lock);
 	if ((atomic_load(&td->td_inhibitors) & SC_TDI_IWAIT) == 0)
@@ -837,12 +921,12 @@ sc_proc_create(struct sc_machine *m, const char *comm, struct sc_proc **pp)
 	snprintf(p->p_comm, sizeof(p->p_comm), "%s", comm);
 	sc__mtx_init(&p->p_mtx, "proc lock", &m->m_cnt.proc_lock_waits);
 	p->p_threads_tail = &p->p_threads;
-	pthread_mutex_lock(&m->m_list_mtx);
+	sc__host_lock(&m->m_list_mtx);
 	p->p_pid = m->m_nextpid++;
 	*m->m_procs_tail = p;
 	m->m_procs_tail = &p->p_next;
 	m->m_nprocs++;
-	pthread_mutex_unlock(&m->m_list_mtx);
+	sc__host_unlock(&m->m_list_mtx);
 	*pp = p;
 	return (0);
 }
@@ -865,23 +949,41 @@ sc_proc_lock_owned(const struct sc_proc *p)
 	return (sc__mtx_owned(&p->p_mtx));
 }
 
+/* A thread that will never exit: an idle thread, or a parked one. */
+static bool
+sc_thread_never_exits(const struct sc_thread *td)
+{
+	return (td->td_idle || (atomic_load(&td->td_inhibitors) &
+	    SC_TDI_SUSPENDED) != 0);
+}
+
 int
 sc_thread_join(struct sc_thread *td)
 {
+	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
 	if (td == sc_curthread())
 		return (EDEADLK);
-	while (atomic_load(&td->td_exited) == 0) {
+	for (;;) {
+		if (atomic_load(&td->td_exited) != 0)
+			return (0);
+		if (sc_thread_never_exits(td))
+			return (EINVAL);
 		if (sc_curthread() != NULL) {
+			/* A park or the reap wakes td's channel, after the
+			 * change that we re-check under the chain lock. */
 			sc__sleepq_lock(td);
-			if (atomic_load(&td->td_exited) != 0) {
+			if (atomic_load(&td->td_exited) != 0 ||
+			    sc_thread_never_exits(td)) {
 				sc__sleepq_release(td);
-				break;
+				continue;
 			}
 			sc__sleepq_wait(td, "join");
-		} else
-			sc__futex_wait(&td->td_exited, 0, 0);
+		} else {
+			/* The bound re-checks for a park, which does not
+			 * change the futex word. */
+			sc__futex_wait(&td->td_exited, 0, 100 * 1000 * 1000L);
+		}
 	}
-	return (0);
 }
 
 /* ------------------------------------------------------------------------
@@ -891,9 +993,16 @@ sc_thread_join(struct sc_thread *td)
 int
 sc_thread_swapout(struct sc_thread *td)
 {
-	struct sc_machine *m = td->td_machine;
+	struct sc_machine *m;
 	int error = 0;
 
+	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
+	SC_KASSERT(!sc_proc_lock_owned(td->td_proc), EINVAL,
+	    "thread %d: the caller holds its proc lock", td->td_tid);
+	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
+	    "thread %d: the caller holds a spin lock (a thread lock?)",
+	    td->td_tid);
+	m = td->td_machine;
 	/* The proc lock keeps threads that may be running from swapping. */
 	sc_proc_lock(td->td_proc);
 	sc_thread_lock(td);
@@ -911,15 +1020,23 @@ sc_thread_swapout(struct sc_thread *td)
 	else if (TD_IS_SWAPPED(td))
 		error = EALREADY;
 	if (error == 0) {
+		/*
+		 * From now on, reading this stack faults.  Nothing reads it
+		 * meanwhile: td cannot run while we hold its lock.  The
+		 * mprotect() may split a mapping and so fail at the mapping
+		 * limit: then td stays as it was.
+		 */
+		sc__san_unpoison(td->td_kstack);
+		if (mprotect((void *)td->td_kstack.lo,
+		    td->td_kstack.hi - td->td_kstack.lo, PROT_NONE) != 0)
+			error = ENOMEM;
+	}
+	if (error == 0) {
 		/* A runnable thread leaves the run queue until swapped in. */
 		if (atomic_load(&td->td_state) == SC_TDS_RUNQ)
 			sc_runq_remove(m, td);
 		atomic_fetch_or(&td->td_inhibitors, SC_TDI_SWAPPED);
 		sc__td_set_state(td, SC_TDS_INHIBITED);
-		/* From now on, reading this stack faults. */
-		sc__san_unpoison(td->td_kstack);
-		(void)mprotect((void *)td->td_kstack.lo,
-		    td->td_kstack.hi - td->td_kstack.lo, PROT_NONE);
 		SC_CNT_INC(m, swapouts);
 	}
 	sc_thread_unlock(td);
@@ -933,14 +1050,22 @@ sc_thread_swapin(struct sc_thread *td)
 	struct sc_spin *held;
 	int error = 0;
 
+	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
+	SC_KASSERT(!sc_thread_lock_owned(td), EINVAL,
+	    "thread %d: the caller holds its thread lock", td->td_tid);
 	sc_thread_lock(td);
 	held = atomic_load(&td->td_lock);
 	if (!TD_IS_SWAPPED(td))
 		error = EINVAL;
-	else {
-		(void)mprotect((void *)td->td_kstack.lo,
-		    td->td_kstack.hi - td->td_kstack.lo,
-		    PROT_READ | PROT_WRITE);
+	else if (mprotect((void *)td->td_kstack.lo,
+	    td->td_kstack.hi - td->td_kstack.lo, PROT_READ | PROT_WRITE) != 0) {
+		/*
+		 * At the mapping limit (vm.max_map_count) the split fails:
+		 * td stays swapped, and nothing will switch to a stack that
+		 * would fault.
+		 */
+		error = ENOMEM;
+	} else {
 		SC_CNT_INC(td->td_machine, swapins);
 		if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_SWAPPED) &
 		    ~SC_TDI_SWAPPED) == 0)
@@ -994,6 +1119,7 @@ sc_cpu_main(void *arg)
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
+	int error;
 
 	sc__pcpu_set(pc);
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
@@ -1004,7 +1130,12 @@ sc_cpu_main(void *arg)
 		pthread_attr_destroy(&attr);
 	}
 	pc->pc_boot_tsan_fiber = sc__san_tsan_current_fiber();
-	(void)sc__ipi_cpu_init(pc);
+	if ((error = sc__ipi_cpu_init(pc)) != 0) {
+		/* No signal stack: sc_machine_create() reports the error. */
+		atomic_store(&pc->pc_init_error, error);
+		atomic_store(&pc->pc_stopped, 1);
+		return (NULL);
+	}
 
 	/* The idle thread starts in fork_exit() holding the sched_lock. */
 	atomic_store(&pc->pc_curthread, idle);
@@ -1046,6 +1177,8 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 	char name[32];
 	int error, i, started;
 
+	if (mp != NULL)
+		*mp = NULL;
 	if (cfg == NULL || mp == NULL || cfg->ncpu < 1 ||
 	    cfg->ncpu > SC_MAXCPU || cfg->kstack_pages < 1 ||
 	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
@@ -1108,9 +1241,12 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 	for (i = 0; i < started; i++) {
 		int n;
 
-		for (n = 0; n < 10000 && atomic_load(&m->m_pcpu[i].pc_ktid) ==
-		    0; n++)
+		pc = &m->m_pcpu[i];
+		for (n = 0; n < 10000 && atomic_load(&pc->pc_ktid) == 0 &&
+		    atomic_load(&pc->pc_init_error) == 0; n++)
 			usleep(1000);
+		if (error == 0)
+			error = atomic_load(&pc->pc_init_error);
 	}
 	if (error != 0) {
 		m->m_ncpu = started;
@@ -1161,10 +1297,10 @@ sc_machine_free(struct sc_machine *m)
 			tdnext = td->td_plist;
 			if (td->td_kstack_map != NULL) {
 				sc__san_unpoison(td->td_kstack);
-				munmap(td->td_kstack_map, td->td_kstack_maplen);
+				(void)munmap(td->td_kstack_map,
+				    td->td_kstack_maplen);
 			}
-			if (td->td_ustack != NULL)
-				munmap(td->td_ustack, td->td_ustack_len);
+			sc_ustack_free(td);
 			sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
 			free(td);
 		}
@@ -1179,7 +1315,7 @@ sc_machine_free(struct sc_machine *m)
 		free(h);
 	}
 	while (m->m_nkstack_cache > 0)
-		munmap(m->m_kstack_cache[--m->m_nkstack_cache],
+		(void)munmap(m->m_kstack_cache[--m->m_nkstack_cache],
 		    SC_PAGE_SIZE + m->m_kstack_len);
 	pthread_mutex_destroy(&m->m_list_mtx);
 	free(m->m_pcpu);
@@ -1195,6 +1331,13 @@ sc_machine_destroy(struct sc_machine *m)
 
 	if (m == NULL)
 		return;
+	SC_KASSERT(sc_curthread() == NULL ||
+	    sc_curthread()->td_machine != m, , "thread %d destroys its own "
+	    "machine", sc_curthread()->td_tid);
+	/* The CPU pthreads exist only in the process that created m. */
+	SC_KASSERT(getpid() == m->m_pid, , "machine of pid %d destroyed in "
+	    "pid %d: a machine does not survive fork(); leaking it",
+	    (int)m->m_pid, (int)getpid());
 	atomic_store(&m->m_dying, 1);
 	if (!sc_machine_stop_cpus(m)) {
 		for (i = 0; i < m->m_ncpu; i++) {

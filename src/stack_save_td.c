@@ -14,7 +14,13 @@
  * copies out.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sc_internal.h"
 #include "sc_sanitizer.h"
@@ -27,15 +33,6 @@
 #define SC_REQ_CLAIMED	0x2
 #define SC_REQ_STATE	0x3
 #define SC_REQ_CPU(tag)	((int)(((tag) >> 2) & 0xff))
-
-static uint64_t
-sc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
-}
 
 /*
  * stack_capture_intr(), in the IPI_TRACE handler of pc: td is the thread
@@ -67,9 +64,10 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	sc_text_ranges(&text, &ntext);
 	sc_stack_walk(&m->m_stack_intr_buf, frame->if_rbp, td->td_kstack, text,
 	    ntext);
+	m->m_stack_intr_kstack = frame->if_kstack;
 	SC_CNT_INC(m, trace_answered);
 	SC_TRACE(m, SC_TRACE_WALK_DONE, pc->pc_cpuid, td->td_tid,
-	    m->m_stack_intr_buf.depth, 0);
+	    m->m_stack_intr_buf.depth, frame->if_kstack);
 	SC_TRACE(m, SC_TRACE_ANSWER_PUBLISHED, pc->pc_cpuid, td->td_tid, 0, 0);
 	atomic_store_explicit(&m->m_stack_intr_td, td, memory_order_release);
 	atomic_fetch_add(&m->m_stack_intr_futex, 1);
@@ -105,20 +103,20 @@ sc_stack_intr_rtt(struct sc_machine *m, uint64_t rtt)
 }
 
 /*
- * Wait for the answer to request `tag`.  Returns the thread that answered,
- * or NULL when the bound expired before any handler claimed the request.
+ * Wait for the answer to request `tag`, at most until `deadline` (the
+ * bound of the whole sc_stack_save_td() call; UINT64_MAX: none).  Returns
+ * the thread that answered, or NULL when the bound expired before any
+ * handler claimed the request.
  */
 static struct sc_thread *
-sc_stack_intr_wait(struct sc_machine *m, uint64_t tag)
+sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 {
 	const struct sc_machine_config *cfg = &m->m_cfg;
 	struct sc_thread *answer;
-	uint64_t start, now, spin_until, deadline;
+	uint64_t start, now, spin_until, claimed;
 	uint32_t seq;
 
-	start = sc_now_ns();
-	deadline = cfg->capture_timeout_ns > 0 ?
-	    start + (uint64_t)cfg->capture_timeout_ns : UINT64_MAX;
+	start = sc__now_ns();
 	spin_until = cfg->wait_strategy == SC_WAIT_SPIN ? UINT64_MAX :
 	    cfg->wait_strategy == SC_WAIT_SLEEP ? start :
 	    start + sc_stack_intr_spin_ns(m);
@@ -127,10 +125,10 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag)
 		answer = atomic_load_explicit(&m->m_stack_intr_td,
 		    memory_order_acquire);
 		if (answer != NULL) {
-			sc_stack_intr_rtt(m, sc_now_ns() - start);
+			sc_stack_intr_rtt(m, sc__now_ns() - start);
 			return (answer);
 		}
-		now = sc_now_ns();
+		now = sc__now_ns();
 		if (now >= deadline)
 			break;
 		if (now < spin_until) {
@@ -150,12 +148,66 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag)
 	 * walk is under way into our buffer and ends soon (a handler never
 	 * blocks); wait for it, so that no walk outlives its request.
 	 */
+	claimed = (tag & ~(uint64_t)SC_REQ_STATE) | SC_REQ_CLAIMED;
 	if (atomic_compare_exchange_strong(&m->m_stack_intr_req, &tag, 0))
 		return (NULL);
+	/*
+	 * The walk is bounded (SC_STACK_MAX frames, no lock): this loop
+	 * ends with it.  It also ends if the request is no longer the one
+	 * that was claimed, which only a broken invariant could do: never
+	 * spin on a word that nobody will write.
+	 */
 	while ((answer = atomic_load_explicit(&m->m_stack_intr_td,
-	    memory_order_acquire)) == NULL)
+	    memory_order_acquire)) == NULL &&
+	    atomic_load(&m->m_stack_intr_req) == claimed)
 		__builtin_ia32_pause();
 	return (answer);
+}
+
+/*
+ * A capture timed out: say why when a cause is known that the program can
+ * fix, once per machine and cause, on stderr and in the counters.  Two are
+ * checked here, where it costs nothing on the fast path: the program
+ * replaced the IPI signal's handler after sc_machine_create(), or the
+ * target CPU's pthread blocks the signal (a simulated thread blocked it:
+ * a signal mask belongs to the CPU pthread, not to the simulated thread).
+ */
+static void
+sc_stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
+{
+	char path[64], buf[2048], *line;
+	int fd, signo = m->m_cfg.ipi_signo;
+	unsigned long long blk;
+	ssize_t len;
+
+	if (!sc__ipi_handler_ours(signo)) {
+		SC_CNT_INC(m, ipi_handler_lost);
+		if ((atomic_fetch_or(&m->m_warned, 1) & 1) == 0)
+			fprintf(stderr, "stackcap: capture timed out: the "
+			    "handler of signal %d (the IPI signal) is no "
+			    "longer stackcap's; the program replaced it "
+			    "after sc_machine_create()\n", signo);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status",
+	    (int)atomic_load(&pc->pc_ktid));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	if ((line = strstr(buf, "SigBlk:")) == NULL ||
+	    sscanf(line + 7, "%llx", &blk) != 1 ||
+	    (blk & (1ULL << (signo - 1))) == 0)
+		return;
+	SC_CNT_INC(m, ipi_blocked);
+	if ((atomic_fetch_or(&m->m_warned, 2) & 2) == 0)
+		fprintf(stderr, "stackcap: capture timed out: cpu%d's pthread "
+		    "blocks signal %d (the IPI signal); a simulated thread "
+		    "that blocks it blocks it for every thread of that CPU\n",
+		    pc->pc_cpuid, signo);
 }
 
 /* The pcb walk of a thread that is not running (its lock is held). */
@@ -193,6 +245,31 @@ sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td)
 	SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0, 0);
 }
 
+/* The deadline of a capture that starts now (UINT64_MAX: none). */
+static uint64_t
+sc_stack_save_deadline(const struct sc_machine *m)
+{
+	if (m->m_cfg.capture_timeout_ns == 0)
+		return (UINT64_MAX);
+	return (sc__now_ns() + (uint64_t)m->m_cfg.capture_timeout_ns);
+}
+
+/* The answer was td's own: 0, or EBUSY with no kernel frame chain. */
+static int
+sc_stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
+    bool kstack)
+{
+	SC_CNT_INC(m, captures_running);
+	if (st->depth > 0)
+		return (0);
+	SC_CNT_INC(m, ebusy);
+	if (kstack)
+		SC_CNT_INC(m, ebusy_nochain);
+	else
+		SC_CNT_INC(m, ebusy_user);
+	return (EBUSY);
+}
+
 int
 sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 {
@@ -200,9 +277,10 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	struct sc_machine *m;
 	struct sc_thread *answer, *self;
 	struct sc_pcpu *pc;
-	uint64_t tag;
+	uint64_t tag, deadline;
 	size_t ntext;
 	int cpuid, error;
+	bool kstack;
 
 	SC_KASSERT(st != NULL && td != NULL, EINVAL, "NULL argument");
 	SC_KASSERT(sc_thread_lock_owned(td), EINVAL,
@@ -216,8 +294,14 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	SC_KASSERT(sc__spin_held_count() == 1, EINVAL,
 	    "thread %d \"%s\": a spin lock other than its thread lock is "
 	    "held", td->td_tid, td->td_name);
-
 	m = td->td_machine;
+	/* A hook inside a capture (SC_HOOK_SAVE_BEFORE_IPI) that captures
+	 * again would take over the request of the capture it is in. */
+	SC_KASSERT(!sc__mtx_owned(&m->m_capture_mtx), EINVAL,
+	    "thread %d \"%s\": capture recursed (from a hook inside a "
+	    "capture of the same machine)", td->td_tid, td->td_name);
+
+	deadline = sc_stack_save_deadline(m);
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), td->td_tid,
 	    self != NULL ? self->td_tid : 0, 0);
@@ -243,6 +327,14 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			error = 0;
 			break;
 		}
+		/* The CPU pthreads exist only in the process that made m. */
+		SC_KASSERT(getpid() == m->m_pid, EINVAL, "thread %d: machine "
+		    "of pid %d used in pid %d: a machine does not survive "
+		    "fork()", td->td_tid, (int)m->m_pid, (int)getpid());
+		if (sc__now_ns() >= deadline) {
+			error = ETIMEDOUT;
+			break;
+		}
 		sc_stack_save_unlock(m, td);
 		sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
 		cpuid = atomic_load(&td->td_oncpu);
@@ -257,7 +349,14 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		}
 		pc = &m->m_pcpu[cpuid];
 
-		sc__mtx_lock(&m->m_capture_mtx);
+		/* The bound covers the wait for the capture mutex too. */
+		if (deadline == UINT64_MAX)
+			sc__mtx_lock(&m->m_capture_mtx);
+		else if (sc__mtx_lock_until(&m->m_capture_mtx, deadline) != 0) {
+			sc_stack_save_relock(m, td);
+			error = ETIMEDOUT;
+			break;
+		}
 		tag = (++m->m_capture_seq << 10) | ((uint64_t)cpuid << 2) |
 		    SC_REQ_OPEN;
 		atomic_store(&m->m_stack_intr_td, NULL);
@@ -265,7 +364,8 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		    memory_order_release);
 		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
 		sc__ipi_cpu(pc, SC_IPI_TRACE, td);
-		answer = sc_stack_intr_wait(m, tag);
+		answer = sc_stack_intr_wait(m, tag, deadline);
+		kstack = m->m_stack_intr_kstack;
 		if (answer == td)
 			sc_stack_copy(&m->m_stack_intr_buf, st);
 		atomic_store(&m->m_stack_intr_req, 0);
@@ -274,21 +374,16 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		if (answer == td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
 			    td->td_tid, answer->td_tid, 0);
+		if (answer == NULL)
+			sc_stack_intr_diagnose(m, pc);
 		sc_stack_save_relock(m, td);
 
 		if (answer == NULL) {
-			SC_CNT_INC(m, timeouts);
-			SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), td->td_tid,
-			    m->m_cfg.capture_timeout_ns, 0);
-			sc_stack_zero(st);
 			error = ETIMEDOUT;
 			break;
 		}
 		if (answer == td) {
-			SC_CNT_INC(m, captures_running);
-			error = st->depth > 0 ? 0 : EBUSY;
-			if (error == EBUSY)
-				SC_CNT_INC(m, ebusy);
+			error = sc_stack_save_answered(m, st, kstack);
 			break;
 		}
 		/* td switched off, or the CPU went idle: try again. */
@@ -300,6 +395,12 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		    answer->td_tid, answer->td_idle ? 1 : 2);
 		if (!TD_IS_RUNNING(td))
 			SC_CNT_INC(m, retry_offcpu);
+	}
+	if (error == ETIMEDOUT) {
+		SC_CNT_INC(m, timeouts);
+		SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), td->td_tid,
+		    m->m_cfg.capture_timeout_ns, 0);
+		sc_stack_zero(st);
 	}
 	SC_CNT_INC(m, captures);
 	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), td->td_tid, error,
@@ -313,9 +414,9 @@ sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
 {
 	struct sc_thread *next;
 
-	pthread_mutex_lock(&p->p_machine->m_list_mtx);
+	sc__host_lock(&p->p_machine->m_list_mtx);
 	next = td == NULL ? p->p_threads : td->td_plist;
-	pthread_mutex_unlock(&p->p_machine->m_list_mtx);
+	sc__host_unlock(&p->p_machine->m_list_mtx);
 	return (next);
 }
 
@@ -336,6 +437,9 @@ sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
 	    "NULL argument");
 	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
 	    "proc %d: proc lock already held", p->p_pid);
+	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
+	    "proc %d: the caller holds a spin lock (a thread lock?)",
+	    p->p_pid);
 	sc_proc_lock(p);
 	for (td = sc_proc_next_thread(p, NULL); td != NULL;
 	    td = sc_proc_next_thread(p, td)) {
