@@ -40,6 +40,13 @@ static void neg_spin(struct sc_machine_config *c) { c->wait_spin_ns = -5; }
 static void bad_signo(struct sc_machine_config *c) { c->ipi_signo = 0; }
 static void sigkill(struct sc_machine_config *c) { c->ipi_signo = SIGKILL; }
 static void sigsegv(struct sc_machine_config *c) { c->ipi_signo = SIGSEGV; }
+/* Synchronous fault signals: a handler that returns from a real one loops
+ * on the faulting instruction for ever. */
+static void sigfpe(struct sc_machine_config *c) { c->ipi_signo = SIGFPE; }
+static void sigill(struct sc_machine_config *c) { c->ipi_signo = SIGILL; }
+static void sigtrap(struct sc_machine_config *c) { c->ipi_signo = SIGTRAP; }
+static void sigsys(struct sc_machine_config *c) { c->ipi_signo = SIGSYS; }
+static void sig_too_big(struct sc_machine_config *c) { c->ipi_signo = 65; }
 static void huge_trace(struct sc_machine_config *c)
 {
 	c->trace_events = (size_t)1 << 30;
@@ -65,6 +72,11 @@ test_bad_configs(void **state)
 	expect_config_einval(bad_signo);
 	expect_config_einval(sigkill);
 	expect_config_einval(sigsegv);
+	expect_config_einval(sigfpe);
+	expect_config_einval(sigill);
+	expect_config_einval(sigtrap);
+	expect_config_einval(sigsys);
+	expect_config_einval(sig_too_big);
 	expect_config_einval(huge_trace);
 	expect_config_einval(unbounded_hold);
 	assert_int_equal(sc_machine_create(NULL, &m), EINVAL);
@@ -136,6 +148,31 @@ test_shared_signal_restored(void **state)
 	assert_ptr_equal(now.sa_handler, SIG_DFL);
 }
 
+/*
+ * A handler that the program installs on the IPI signal after create is
+ * the program's: the last destroy used to replace it with SIG_DFL.
+ */
+static void
+test_later_handler_kept(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sigaction sa, now;
+	struct sc_machine *m;
+	int signo = SIGRTMIN + 7;
+
+	sc_machine_config_init(&cfg);
+	cfg.ipi_signo = signo;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = foreign_handler;
+	assert_int_equal(sigaction(signo, &sa, NULL), 0);
+	sc_machine_destroy(m);
+	assert_int_equal(sigaction(signo, NULL, &now), 0);
+	assert_ptr_equal(now.sa_handler, foreign_handler);
+	sa.sa_handler = SIG_DFL;
+	assert_int_equal(sigaction(signo, &sa, NULL), 0);
+}
+
 static void
 nop(void *arg)
 {
@@ -188,6 +225,7 @@ main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_foreign_handler_is_refused),
 		cmocka_unit_test(test_shared_signal_restored),
+		cmocka_unit_test(test_later_handler_kept),
 		cmocka_unit_test_setup_teardown(test_bad_arguments,
 		    sc_test_setup_2cpu, sc_test_teardown),
 	};

@@ -1,0 +1,323 @@
+/*
+ * What a capture of a running thread returns when no kernel frame chain or
+ * no answer comes, and how the program learns why:
+ * - EBUSY (the kernel's "no frame chain from the interrupted %rbp") for a
+ *   thread in user mode and for one in code without frame pointers, told
+ *   apart by the counters ebusy_user and ebusy_nochain;
+ * - capture_timeout_ns bounds the whole call, the wait for the capture
+ *   mutex included (it bounded each answer wait only: the fourth of four
+ *   queued requesters waited four bounds);
+ * - a timeout caused by a blocked IPI signal or by a replaced handler is
+ *   counted as such (ipi_blocked, ipi_handler_lost).
+ *
+ * Kernel counterpart: stack_save_td() in sys/x86/x86/stack_machdep.c (its
+ * EBUSY), beyond the kernel for the bound (DESIGN.md section 3).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "sc_test.h"
+
+/* Capture a running td from this pthread: proc lock, thread lock. */
+static int
+capture_running(struct sc_proc *p, struct sc_thread *td, struct sc_stack *st)
+{
+	int error;
+
+	sc_proc_lock(p);
+	sc_thread_lock(td);
+	error = sc_stack_save_td(st, td);
+	sc_thread_unlock(td);
+	sc_proc_unlock(p);
+	return (error);
+}
+
+static struct sc_machine *
+machine(int ncpu, long timeout_ns, int signo)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = ncpu;
+	cfg.capture_timeout_ns = timeout_ns;
+	if (signo != 0)
+		cfg.ipi_signo = signo;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	return (m);
+}
+
+/* ------------------------------------------------------------------------
+ * EBUSY, and why
+ * ------------------------------------------------------------------------ */
+
+static void
+user_hold(void *arg)
+{
+	hold_cpu(arg);
+}
+
+static void
+user_mode(void *arg)
+{
+	sc_user_call(user_hold, arg);
+	SC_TEST_BARRIER();
+}
+
+/*
+ * Spins with %rbp = 0 on its kernel stack, as code compiled without frame
+ * pointers may leave it: the walk finds no frame record.
+ */
+__attribute__((naked, noinline)) static void
+spin_no_frame_pointer(struct hold *h)
+{
+	__asm__ volatile(
+	    "pushq %%rbp\n\t"
+	    "xorl %%ebp, %%ebp\n\t"
+	    "movl $1, %c[holding](%%rdi)\n\t"
+	    "1: pause\n\t"
+	    "cmpl $0, %c[release](%%rdi)\n\t"
+	    "je 1b\n\t"
+	    "popq %%rbp\n\t"
+	    "ret\n\t"
+	    :
+	    : [holding] "i"(offsetof(struct hold, holding)),
+	      [release] "i"(offsetof(struct hold, release)));
+}
+
+static void
+no_frame_pointer(void *arg)
+{
+	spin_no_frame_pointer(arg);
+	SC_TEST_BARRIER();
+}
+
+static void
+test_ebusy_reasons(void **state)
+{
+	struct hold hu = { 0 }, hn = { 0 };
+	struct sc_thread *tu, *tn;
+	struct sc_counters c;
+	struct sc_stack st;
+
+	tu = sc_test_spawn("user", user_mode, &hu);
+	tn = sc_test_spawn("nofp", no_frame_pointer, &hn);
+	SC_WAIT_FOR(atomic_load(&hu.holding) && atomic_load(&hn.holding));
+
+	assert_int_equal(capture_running(tp, tu, &st), EBUSY);
+	assert_int_equal(st.depth, 0);
+	c = sc_test_counters(tm);
+	assert_int_equal(c.ebusy, 1);
+	assert_int_equal(c.ebusy_user, 1);
+	assert_int_equal(c.ebusy_nochain, 0);
+
+	assert_int_equal(capture_running(tp, tn, &st), EBUSY);
+	c = sc_test_counters(tm);
+	assert_int_equal(c.ebusy, 2);
+	assert_int_equal(c.ebusy_user, 1);
+	assert_int_equal(c.ebusy_nochain, 1);
+
+	atomic_store(&hu.release, 1);
+	atomic_store(&hn.release, 1);
+	assert_int_equal(sc_thread_join(tu), 0);
+	assert_int_equal(sc_thread_join(tn), 0);
+}
+
+/* ------------------------------------------------------------------------
+ * The bound covers the whole call
+ * ------------------------------------------------------------------------ */
+
+#define NREQ	4
+
+/* Spins with interrupts disabled: IPIs to its CPU stay pending. */
+static void
+hold_intr_off(void *arg)
+{
+	sc_spinlock_enter();
+	hold_cpu(arg);
+	sc_spinlock_exit();
+}
+
+static struct sc_machine *bm;
+static atomic_int first_in, held_too_long;
+
+/*
+ * The first requester to reach the IPI holds the capture mutex until the
+ * others have timed out, so their whole bound is spent waiting for it.
+ * Its own wait is bounded too (a hang-breaker, far above the bound).
+ */
+static void
+hold_mutex_hook(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct sc_test_deadline dl;
+
+	(void)arg;
+	(void)td;
+	if (point != SC_HOOK_SAVE_BEFORE_IPI ||
+	    atomic_exchange(&first_in, 1) != 0)
+		return;
+	sc_test_deadline_start(&dl, SC_TEST_TIMEOUT_MS);
+	while (SC_COUNTER(bm, timeouts) < NREQ - 1)
+		if (sc_test_deadline_poll(&dl)) {
+			atomic_store(&held_too_long, 1);
+			break;
+		}
+}
+
+struct req {
+	struct sc_proc	*p;
+	struct sc_thread *td;
+	int		error;
+	atomic_int	done;
+};
+
+static void *
+requester(void *arg)
+{
+	struct req *r = arg;
+	struct sc_stack st;
+
+	r->error = capture_running(r->p, r->td, &st);
+	atomic_store(&r->done, 1);
+	return (NULL);
+}
+
+static void
+test_timeout_bounds_whole_call(void **state)
+{
+	struct hold h[NREQ];
+	struct req r[NREQ];
+	pthread_t t[NREQ];
+	char name[16];
+	int i;
+
+	bm = machine(NREQ, 200L * 1000 * 1000, 0);
+	atomic_store(&first_in, 0);
+	atomic_store(&held_too_long, 0);
+	memset(h, 0, sizeof(h));
+	memset(r, 0, sizeof(r));
+	/* One process per target: the requesters share no proc lock, only
+	 * the capture mutex. */
+	for (i = 0; i < NREQ; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		assert_int_equal(sc_proc_create(bm, name, &r[i].p), 0);
+		assert_int_equal(sc_thread_create(r[i].p, "introff",
+		    hold_intr_off, &h[i], &r[i].td), 0);
+	}
+	for (i = 0; i < NREQ; i++)
+		SC_WAIT_FOR(atomic_load(&h[i].holding));
+	sc_machine_set_hook(bm, hold_mutex_hook, NULL);
+	for (i = 0; i < NREQ; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, requester, &r[i]),
+		    0);
+	for (i = 0; i < NREQ; i++) {
+		SC_WAIT_FOR(atomic_load(&r[i].done));
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(r[i].error, ETIMEDOUT);
+	}
+	/* The others gave up while waiting for the mutex: one IPI only. */
+	assert_int_equal(atomic_load(&held_too_long), 0);
+	assert_int_equal(SC_COUNTER(bm, ipis_sent), 1);
+	assert_int_equal(SC_COUNTER(bm, timeouts), NREQ);
+	sc_machine_set_hook(bm, NULL, NULL);
+	for (i = 0; i < NREQ; i++)
+		atomic_store(&h[i].release, 1);
+	for (i = 0; i < NREQ; i++)
+		assert_int_equal(sc_thread_join(r[i].td), 0);
+	sc_machine_destroy(bm);
+}
+
+/* ------------------------------------------------------------------------
+ * Timeouts the program caused
+ * ------------------------------------------------------------------------ */
+
+struct blocker {
+	struct hold	h;
+	int		signo;
+};
+
+/* Blocks the IPI signal (on its CPU's pthread), spins, unblocks. */
+static void
+block_ipi(void *arg)
+{
+	struct blocker *b = arg;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, b->signo);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	hold_cpu(&b->h);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+static void
+test_timeout_blocked_signal(void **state)
+{
+	struct sc_machine *m = machine(1, 100L * 1000 * 1000, 0);
+	struct blocker b = { 0 };
+	struct sc_thread *td;
+	struct sc_proc *p;
+	struct sc_stack st;
+
+	b.signo = SIGRTMIN + 2;		/* the default IPI signal */
+	assert_int_equal(sc_proc_create(m, "blocker", &p), 0);
+	assert_int_equal(sc_thread_create(p, "blocker", block_ipi, &b, &td),
+	    0);
+	SC_WAIT_FOR(atomic_load(&b.h.holding));
+	assert_int_equal(capture_running(p, td, &st), ETIMEDOUT);
+	assert_int_equal(SC_COUNTER(m, ipi_blocked), 1);
+	assert_int_equal(SC_COUNTER(m, ipi_handler_lost), 0);
+	atomic_store(&b.h.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	sc_machine_destroy(m);
+}
+
+static void
+program_handler(int sig)
+{
+	(void)sig;
+}
+
+static void
+test_timeout_replaced_handler(void **state)
+{
+	int signo = SIGRTMIN + 8;
+	struct sc_machine *m = machine(1, 100L * 1000 * 1000, signo);
+	struct hold h = { 0 };
+	struct sigaction sa;
+	struct sc_thread *td;
+	struct sc_proc *p;
+	struct sc_stack st;
+
+	assert_int_equal(sc_proc_create(m, "spin", &p), 0);
+	assert_int_equal(sc_thread_create(p, "spin", hold_cpu, &h, &td), 0);
+	SC_WAIT_FOR(atomic_load(&h.holding));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = program_handler;
+	assert_int_equal(sigaction(signo, &sa, NULL), 0);
+	assert_int_equal(capture_running(p, td, &st), ETIMEDOUT);
+	assert_int_equal(SC_COUNTER(m, ipi_handler_lost), 1);
+	assert_int_equal(SC_COUNTER(m, ipi_blocked), 0);
+	/* The spinner leaves by itself: IPI_STOP would reach the program's
+	 * handler, not stackcap's. */
+	atomic_store(&h.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	sc_machine_destroy(m);
+	sa.sa_handler = SIG_DFL;
+	assert_int_equal(sigaction(signo, &sa, NULL), 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ebusy_reasons,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test(test_timeout_bounds_whole_call),
+		cmocka_unit_test(test_timeout_blocked_signal),
+		cmocka_unit_test(test_timeout_replaced_handler),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
