@@ -133,8 +133,8 @@ sc__exec_ranges(bool (*want)(const char *base), struct sc_range **rp,
 	return (0);
 }
 
-int
-sc_text_refresh(void)
+static int
+sc_text_refresh1(void)
 {
 	struct sc_textset *ts;
 	struct sc_range *r;
@@ -162,6 +162,18 @@ sc_text_refresh(void)
 	atomic_store_explicit(&sc_text_cur, ts, memory_order_release);
 	sc__host_unlock(&sc_text_mtx);
 	return (0);
+}
+
+int
+sc_text_refresh(void)
+{
+	int error;
+
+	/* One host section: a stop inside would lose what it allocated. */
+	sc__host_enter();
+	error = sc_text_refresh1();
+	sc__host_exit();
+	return (error);
 }
 
 void

@@ -859,18 +859,21 @@ sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
 	m = p->p_machine;
 	if (atomic_load(&m->m_dying))
 		return (EINVAL);
+	/* One host section: a stop inside would lose the new thread. */
+	sc__host_enter();
 	error = sc_thread_alloc(p, name, fn, arg, false, &td);
-	if (error != 0)
-		return (error);
-	sc__spin_lock(m, &m->m_sched_lock);
-	if (iwait) {
-		atomic_store(&td->td_inhibitors, SC_TDI_IWAIT);
-		sc__td_set_state(td, SC_TDS_INHIBITED);
-	} else
-		sc__setrunnable(td);
-	sc__spin_unlock(&m->m_sched_lock);
-	*tdp = td;
-	return (0);
+	if (error == 0) {
+		sc__spin_lock(m, &m->m_sched_lock);
+		if (iwait) {
+			atomic_store(&td->td_inhibitors, SC_TDI_IWAIT);
+			sc__td_set_state(td, SC_TDS_INHIBITED);
+		} else
+			sc__setrunnable(td);
+		sc__spin_unlock(&m->m_sched_lock);
+		*tdp = td;
+	}
+	sc__host_exit();
+	return (error);
 }
 
 int

@@ -107,11 +107,11 @@ check_identity(const struct slot *s, const struct sc_stack *st)
 static void
 capture_slot(struct slot *s)
 {
-	struct sc_thread *td = atomic_load(&s->td);
+	struct sc_thread *td;
 	struct sc_stack st;
 	int error;
 
-	if (td == NULL)
+	if (s == NULL || (td = atomic_load(&s->td)) == NULL)
 		return;
 	sc_proc_lock(s->p);
 	sc_thread_lock(td);
@@ -142,6 +142,32 @@ capture_slot(struct slot *s)
 	default:
 		fail_msg("sc_stack_save_td: unexpected error %d", error);
 	}
+}
+
+/*
+ * A slot to capture: one whose thread runs right now, so that most
+ * captures take the IPI path (the one with races; the off-CPU walk costs a
+ * microsecond, a round trip tens, so it would dominate the count); one
+ * pick in `offcpu_every` is any slot.  NULL when no thread was seen
+ * running.
+ */
+static struct slot *
+pick_slot(uint64_t *rng, unsigned offcpu_every)
+{
+	struct sc_thread *td;
+	struct slot *s;
+	int tries;
+
+	s = &S[rnd(rng) % NSLOT];
+	if (rnd(rng) % offcpu_every == 0)
+		return (s);
+	for (tries = 0; tries < 64; tries++) {
+		td = atomic_load(&s->td);
+		if (td != NULL && sc_thread_state(td) == SC_TDS_RUNNING)
+			return (s);
+		s = &S[rnd(rng) % NSLOT];
+	}
+	return (NULL);
 }
 
 /* --- The workers --- */
@@ -188,7 +214,7 @@ work_loop(struct slot *s)
 			break;
 		case 6:
 			/* A simulated capturer. */
-			capture_slot(&S[rnd(&s->rng) % NSLOT]);
+			capture_slot(pick_slot(&s->rng, 32));
 			break;
 		default:
 			sc_maybe_yield();
@@ -229,20 +255,8 @@ plain_capturer(void *arg)
 	int id = (int)(intptr_t)arg;
 	uint64_t rng = 0x9e3779b97f4a7c15ULL * (uint64_t)(id + 1);
 
-	struct sc_thread *td;
-	struct slot *s;
-	int tries;
-
 	while (!atomic_load(&stop)) {
-		/* Prefer a slot whose thread runs: the IPI path is the one
-		 * with races; the off-CPU walk is cheap and would dominate. */
-		for (tries = 0; tries < 8; tries++) {
-			s = &S[rnd(&rng) % NSLOT];
-			td = atomic_load(&s->td);
-			if (td != NULL && sc_thread_state(td) == SC_TDS_RUNNING)
-				break;
-		}
-		capture_slot(s);
+		capture_slot(pick_slot(&rng, 32));
 		atomic_fetch_add(&plain_progress[id], 1);
 	}
 	return (NULL);
@@ -392,11 +406,15 @@ test_stress_identity(void **state)
 	    (unsigned long)n_swapped_skip, (unsigned long)n_timeouts,
 	    (unsigned long)n_misattributed, (unsigned long)n_spawned);
 	printf("stress: retries nocpu %lu idle %lu other %lu (off cpu %lu); "
-	    "running captures %lu; ipis sent %lu deferred %lu stale %lu; "
-	    "switches %lu migrations %lu swapouts %lu\n",
+	    "running captures %lu (%.1f%% of captures; ebusy user %lu, no "
+	    "chain %lu); hangs 0 (watchdog %d s); ipis sent %lu deferred %lu "
+	    "stale %lu; switches %lu migrations %lu swapouts %lu\n",
 	    (unsigned long)c.retry_nocpu, (unsigned long)c.retry_idle,
 	    (unsigned long)c.retry_other, (unsigned long)c.retry_offcpu,
-	    (unsigned long)c.captures_running, (unsigned long)c.ipis_sent,
+	    (unsigned long)c.captures_running, 100.0 *
+	    (double)c.captures_running / (double)(c.captures + 1),
+	    (unsigned long)c.ebusy_user, (unsigned long)c.ebusy_nochain,
+	    STALL_S, (unsigned long)c.ipis_sent,
 	    (unsigned long)c.ipis_deferred, (unsigned long)c.trace_stale,
 	    (unsigned long)c.switches, (unsigned long)c.migrations,
 	    (unsigned long)c.swapouts);
