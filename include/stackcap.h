@@ -13,6 +13,12 @@
  * - Misuse (a lock not held, a swapped thread...) is a KASSERT: the panic
  *   handler (sc_set_panic_handler) is called with a message naming the
  *   function, the condition and the thread.
+ * - Pointers must not be NULL unless the function says otherwise; struct
+ *   pointers (machine, proc, thread) must come from this library.
+ * - Every thread of every machine is a simulated CPU's pthread or a plain
+ *   pthread: a machine does not survive fork() (its CPU pthreads stay in
+ *   the parent).  In the child, a capture of a running thread and
+ *   sc_machine_destroy() fail with a KASSERT (EINVAL; destroy leaks).
  * - "Context" on each function says who may call it: a simulated thread (code
  *   running under sc_thread_create), a plain pthread (any thread that is not
  *   a simulated thread), a signal handler.
@@ -69,8 +75,11 @@ SC_EXTERN void	sc_stack_copy(const struct sc_stack *src, struct sc_stack *dst);
  * aligned; stop unless the return address lies in one of text[0..ntext)
  * (sorted by lo, not overlapping); stop when st is full; record the return
  * address; stop unless the next fp is strictly greater.  No read leaves
- * `stack`, whatever the memory holds.  st is emptied first.
- * Returns st->depth.  Context: any, including a signal handler.
+ * `stack`, whatever the memory holds; the whole of `stack` must be readable
+ * memory (the walker reads anywhere in it).  st is emptied first and must
+ * not be NULL; text may be NULL when ntext is 0 (then nothing is text and
+ * the walk is empty).  Returns st->depth.
+ * Context: any, including a signal handler.
  */
 SC_EXTERN int	sc_stack_walk(struct sc_stack *st, uintptr_t fp,
 		    struct sc_range stack, const struct sc_range *text,
@@ -187,13 +196,31 @@ enum sc_hook_point {
 typedef void (*sc_hook_fn)(void *arg, enum sc_hook_point point,
     struct sc_thread *td);
 
-/* Machine configuration: fill with sc_machine_config_init(). */
+/*
+ * Machine configuration: fill with sc_machine_config_init().
+ *
+ * ipi_signo: the signal that carries IPIs to the CPU pthreads.  Use a
+ * real-time signal (SIGRTMIN..SIGRTMAX) that the program does not use.
+ * Refused (EINVAL): SIGKILL and SIGSTOP (cannot be caught) and the
+ * synchronous fault signals SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
+ * SIGSYS (a real fault would re-execute the faulting instruction for
+ * ever).  Accepted but unwise: SIGINT, SIGTERM, SIGCHLD, SIGPIPE,
+ * SIGALRM..., which the process or its parent sends for other reasons:
+ * each of those would reach stackcap's handler (and be ignored there),
+ * not the program's default action.  The handler is installed at create
+ * only if the signal has none (else EBUSY); a handler the program installs
+ * after create makes captures time out (counted in ipi_handler_lost) and
+ * is left in place by destroy.
+ */
 struct sc_machine_config {
 	int	ncpu;			/* simulated CPUs; default 2 (1..256) */
 	int	kstack_pages;		/* default 4 (more under sanitizers) */
-	int	ipi_signo;		/* default SIGRTMIN + 2 */
-	long	capture_timeout_ns;	/* bounded wait; default 1 s;
-					   0 = the kernel's unbounded wait */
+	int	ipi_signo;		/* default SIGRTMIN + 2; see above */
+	long	capture_timeout_ns;	/* bound of one whole
+					   sc_stack_save_td() call (the wait
+					   for the capture mutex included);
+					   default 1 s; 0 = the kernel's
+					   unbounded wait */
 	int	wait_strategy;		/* enum sc_wait_strategy */
 	long	wait_spin_ns;		/* SC_WAIT_SPIN_SLEEP: spin at most
 					   this long first (twice the recent
@@ -252,10 +279,11 @@ SC_EXTERN void	sc_machine_config_init(struct sc_machine_config *cfg);
 
 /*
  * Create a machine: cfg->ncpu CPU pthreads, each with its idle thread.
- * Returns 0, EINVAL (bad config), EBUSY (a handler that is not
- * stackcap's is installed for cfg->ipi_signo; machines may share one
- * signal), ENOMEM, or the error of pthread_create.  Context: a plain
- * pthread.
+ * Returns 0, EINVAL (bad config, or a refused ipi_signo), EBUSY (a
+ * handler that is not stackcap's is installed for cfg->ipi_signo;
+ * machines may share one signal), ENOMEM (also when a CPU's alternate
+ * signal stack cannot be set up), or the error of pthread_create()
+ * (EAGAIN).  *mp is NULL on error.  Context: a plain pthread.
  */
 SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
 		    struct sc_machine **mp);
@@ -263,9 +291,15 @@ SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
 /*
  * Stop every CPU and free everything, whatever state the threads are in.
  * Threads that spin without calling the library are stopped from their
- * CPU's signal handler; one that cannot be stopped within a few seconds is
- * reported on stderr and its memory leaked rather than hang.  No other call
- * on m may overlap.  Context: a plain pthread.
+ * CPU's signal handler (IPI_STOP), never where they hold a lock of the
+ * host: not inside libc, the loader or a sanitizer runtime, and not inside
+ * a library call that holds a pthread mutex or glibc's loader lock (such
+ * a thread stops itself when it leaves the call).  A CPU that cannot be
+ * stopped within about 3 s (a thread that spins with interrupts disabled,
+ * or in libc) is reported on stderr and the machine's memory is leaked
+ * rather than hang; the process stays usable.  No other call on m may
+ * overlap.  Context: a plain pthread, or a simulated thread of another
+ * machine (a thread of m itself: KASSERT).
  */
 SC_EXTERN void	sc_machine_destroy(struct sc_machine *m);
 
@@ -273,7 +307,9 @@ SC_EXTERN void	sc_machine_destroy(struct sc_machine *m);
 SC_EXTERN void	sc_machine_counters(struct sc_machine *m,
 		    struct sc_counters *c);
 
-/* Replace the race-injection hook (NULL: none).  Context: any. */
+/* Replace the race-injection hook (NULL: none).  Allocates (the old hook
+ * is kept until destroy: a caller may still be running it).
+ * Context: any thread but a signal handler. */
 SC_EXTERN void	sc_machine_set_hook(struct sc_machine *m, sc_hook_fn fn,
 		    void *arg);
 
@@ -317,7 +353,9 @@ SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
 /*
  * Create a thread of p that runs fn(arg) on a kernel stack of its own; it is
  * runnable at once.  When fn returns, the thread exits.  name is copied
- * (truncated to 31 chars).  Returns 0, EINVAL, ENOMEM.  Context: any thread.
+ * (truncated to 31 chars).  Returns 0, EINVAL, ENOMEM (also when the
+ * stack's guard page cannot be made: each kernel stack costs two mappings
+ * of vm.max_map_count).  Context: any thread.
  */
 SC_EXTERN int	sc_thread_create(struct sc_proc *p, const char *name,
 		    void (*fn)(void *), void *arg, struct sc_thread **tdp);
@@ -343,7 +381,8 @@ SC_EXTERN void	sc_thread_lock(struct sc_thread *td);
 SC_EXTERN void	sc_thread_unlock(struct sc_thread *td);
 SC_EXTERN int	sc_thread_lock_owned(struct sc_thread *td);
 
-/* Accessors: a snapshot, unless the thread lock is held.  Context: any. */
+/* Accessors: a snapshot, unless the thread lock is held.  td must not be
+ * NULL.  Context: any. */
 SC_EXTERN enum sc_td_state sc_thread_state(const struct sc_thread *td);
 SC_EXTERN int	sc_thread_inhibitors(const struct sc_thread *td);
 SC_EXTERN int	sc_thread_oncpu(const struct sc_thread *td);   /* or NOCPU */
@@ -357,21 +396,36 @@ SC_EXTERN int	sc_thread_exited(const struct sc_thread *td);
 SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
 		    int cpu);
 
-/* Wait until td has exited.  Returns 0, or EDEADLK if td is the caller.
+/* Wait until td has exited.  Returns 0; EDEADLK if td is the caller;
+ * EINVAL if td never exits: an idle thread, or a thread parked by a
+ * KASSERT (also when it is parked while we wait).
  * Context: any thread (a simulated thread sleeps). */
 SC_EXTERN int	sc_thread_join(struct sc_thread *td);
 
 /*
  * Swap td's kernel stack out (mprotect PROT_NONE, TDI_SWAPPED) or in.
  * swapout: 0, EBUSY if td is running, EALREADY if swapped, ESRCH if exited,
- * EINVAL for an idle thread (never swapped).
- * swapin: 0, EINVAL if not swapped.  A runnable thread that is swapped out
- * leaves the run queue until it is swapped in.  Context: any thread.
+ * EINVAL for an idle thread (never swapped), ENOMEM if mprotect() fails
+ * (td stays as it was).
+ * swapin: 0, EINVAL if not swapped, ENOMEM if mprotect() fails, e.g. at
+ * the mapping limit vm.max_map_count, where a swapped-in stack needs one
+ * mapping more (td stays swapped).  A runnable thread that is swapped out
+ * leaves the run queue until it is swapped in.
+ * KASSERTs (EINVAL): swapout with td's proc lock or any spin lock held;
+ * swapin with td's thread lock held.  Context: any thread.
  */
 SC_EXTERN int	sc_thread_swapout(struct sc_thread *td);
 SC_EXTERN int	sc_thread_swapin(struct sc_thread *td);
 
-/* --- Inside a simulated thread only --- */
+/* --- Inside a simulated thread only ---
+ *
+ * IPIs are signals to the CPU's pthread: a system call that a simulated
+ * thread makes may be interrupted by one.  read() and the like restart
+ * (SA_RESTART), but nanosleep(), poll(), select(), epoll_wait() and
+ * futex waits fail with EINTR: retry them.  A signal mask belongs to the
+ * CPU's pthread, not to the simulated thread: a thread that blocks the IPI
+ * signal blocks it for every thread that later runs on that CPU (their
+ * captures time out). */
 
 /* Give up the CPU; the thread stays runnable (sched_relinquish()). */
 SC_EXTERN void	sc_yield(void);
@@ -382,10 +436,16 @@ SC_EXTERN void	sc_maybe_yield(void);
  * SC_NOCPU unbinds.  Returns 0 or EINVAL. */
 SC_EXTERN int	sc_sched_bind(int cpu);
 /* Sleep on wchan (sleepq_add + sleepq_wait).  May return spuriously: loop
- * on the condition.  wmesg must stay valid while the thread sleeps. */
+ * on the condition.  wmesg must stay valid while the thread sleeps.  Not
+ * with a spin lock held nor inside sc_spinlock_enter(): KASSERT, as in
+ * FreeBSD's mi_switch() (the thread is parked). */
 SC_EXTERN void	sc_sleep(const void *wchan, const char *wmesg);
 /* Run fn(arg) in "user mode": on a separate user stack, outside the
- * kernel stack, so that an interrupt there finds no kernel frame. */
+ * kernel stack, so that an interrupt there finds no kernel frame.  fn may
+ * call sc_user_call() again (it nests below on the same user stack, 64 KiB
+ * in all) and anything else a simulated thread may call: a thread that
+ * sleeps from user mode has its saved %rbp on the user stack, so a
+ * capture of it returns 0 with an empty stack. */
 SC_EXTERN void	sc_user_call(void (*fn)(void *), void *arg);
 /* Disable interrupts on this CPU (spinlock_enter()); nestable.  An IPI that
  * arrives meanwhile is handled at the matching sc_spinlock_exit().  Must
@@ -406,11 +466,14 @@ SC_EXTERN void	sc_wakeup(const void *wchan);
 /*
  * KASSERT failures call fn(msg) (NULL restores the default, which prints
  * the message to stderr and aborts).  If fn returns on a simulated thread,
- * that thread is parked for good (it never runs again); if it returns on a
- * plain pthread, the failing call returns EINVAL.  A parked thread gives
- * back the spin locks and the proc locks it held.  fn must not long-jump
- * across stacks; on a plain pthread it may use CMocka's
- * expect_assert_failure().  Context: any thread.
+ * that thread is parked for good (it never runs again; sc_thread_join()
+ * on it returns EINVAL); if it returns on a plain pthread, the failing
+ * public call returns EINVAL (a void one just returns) having done
+ * nothing, with every lock as the caller held it: each call checks its
+ * preconditions before it acts.  A parked thread gives back the spin locks
+ * and the proc locks it held.  fn must not long-jump across stacks; on a
+ * plain pthread it may use CMocka's expect_assert_failure().
+ * Context: any thread.
  */
 SC_EXTERN void	sc_set_panic_handler(void (*fn)(const char *msg));
 
@@ -497,12 +560,25 @@ SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
  * held, and with its proc lock held too when td may be running; returns
  * with td's thread lock held again.  Holds no spin lock but the thread
  * lock.  Returns:
- *   0          st holds the stack (it may be empty: a thread that never ran);
- *   EBUSY      td was running with no kernel frame (user mode);
- *   ETIMEDOUT  no answer within capture_timeout_ns (bounded wait);
+ *   0          st holds the stack (it may be empty: a thread that never
+ *              ran, or one that slept from user mode);
+ *   EBUSY      td was running and the interrupted %rbp led to no kernel
+ *              frame record (the kernel's rule: depth 0).  That is user
+ *              mode (sc_user_call: %rsp outside the kernel stack, counted
+ *              in ebusy_user) or code without frame pointers, such as
+ *              glibc's snprintf() or malloc() (%rsp on the kernel stack,
+ *              ebusy_nochain); such code may also, rarely, give one stale
+ *              frame and 0.  WALK_DONE's a1 in the trace tells the two;
+ *   ETIMEDOUT  the whole call took capture_timeout_ns (the wait for the
+ *              capture mutex included) without an answer; when the target
+ *              CPU's pthread blocks the IPI signal (a simulated thread
+ *              blocked it) or the program replaced its handler, a line on
+ *              stderr says so once and ipi_blocked/ipi_handler_lost count;
  *   ESRCH      td has exited.
- * KASSERTs: thread lock not held, td swapped, proc lock not held while td
- * is running, another spin lock held.  Context: any thread.
+ * KASSERTs (EINVAL): thread lock not held, td swapped, proc lock not held
+ * while td is running, another spin lock held, a capture from a hook
+ * inside a capture of the same machine, a running td of a machine made
+ * before fork().  Context: any thread but a signal handler.
  */
 SC_EXTERN int	sc_stack_save_td(struct sc_stack *st, struct sc_thread *td);
 
@@ -523,8 +599,8 @@ struct sc_kstack {
  * sysctl_kern_proc_kstack(): for every live thread of p, its tid, name,
  * state and stack, taking the locks the kernel takes (the proc lock, then
  * each thread lock).  Fills out[0..max) and sets *n to the number of
- * threads (which may exceed max).  Returns 0.  Context: any thread that
- * does not hold p's proc lock.
+ * threads (which may exceed max).  Returns 0, or EINVAL (KASSERT) when the
+ * caller holds p's proc lock or a spin lock.  Context: any thread.
  */
 SC_EXTERN int	sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out,
 		    size_t max, size_t *n);

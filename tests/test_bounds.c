@@ -124,6 +124,49 @@ test_ebusy_reasons(void **state)
 	assert_int_equal(sc_thread_join(tn), 0);
 }
 
+static atomic_int user_go;
+
+static void
+user_sleep(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&user_go))
+		sc_sleep(&user_go, "usleep");
+}
+
+static void
+sleep_in_user_mode(void *arg)
+{
+	sc_user_call(user_sleep, arg);
+	SC_TEST_BARRIER();
+}
+
+/*
+ * A thread that sleeps from user mode switched on its user stack: its
+ * saved %rbp lies outside the kernel stack, so the pcb walk finds no frame
+ * and the capture is 0 with an empty stack (not EBUSY, which is only for
+ * a running thread).  The header says so.
+ */
+static void
+test_sleep_from_user_mode(void **state)
+{
+	struct sc_thread *td;
+	struct sc_stack st;
+
+	atomic_store(&user_go, 0);
+	td = sc_test_spawn("usleeper", sleep_in_user_mode, NULL);
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	st.depth = 7;
+	sc_thread_lock(td);
+	assert_int_equal(sc_stack_save_td(&st, td), 0);
+	sc_thread_unlock(td);
+	assert_int_equal(st.depth, 0);
+	assert_string_equal(sc_thread_wmesg(td), "usleep");
+	atomic_store(&user_go, 1);
+	sc_wakeup(&user_go);
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
 /* ------------------------------------------------------------------------
  * The bound covers the whole call
  * ------------------------------------------------------------------------ */
@@ -313,6 +356,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ebusy_reasons,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_sleep_from_user_mode,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test(test_timeout_bounds_whole_call),
 		cmocka_unit_test(test_timeout_blocked_signal),

@@ -337,10 +337,10 @@ test_destroy_reused_stacks(void **state)
 	int run;
 
 	for (run = 0; run < 10; run++) {
-		m = sc_test_machine(2);
+		m = sc_test_machine(1 + run % 2);
 		assert_int_equal(sc_proc_create(m, "user", &p), 0);
 		memset(&u, 0, sizeof(u));
-		u.depth = 8;
+		u.depth = run % 3;
 		atomic_store(&looping, 0);
 		assert_int_equal(sc_thread_create(p, "user", user_spinner, &u,
 		    &td), 0);
