@@ -17,6 +17,7 @@
 #ifndef SC_TEST_H
 #define SC_TEST_H
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -166,6 +167,38 @@ sc_test_wait_until_at(bool (*pred)(void *), void *arg, long timeout_ms,
 #define SC_WAIT_STATE(td, state, inh)					\
 	SC_WAIT_FOR(sc_thread_state(td) == (state) &&			\
 	    (sc_thread_inhibitors(td) & (inh)) == (inh))
+
+/*
+ * sc_test_run_bounded(fn, arg): run fn(arg) on a pthread of its own and
+ * fail the test if it has not returned within SC_TEST_TIMEOUT_MS: a call
+ * that may hang (a destroy, a capture under test) becomes a failure, and
+ * the stuck pthread is left behind.  Test thread only.
+ */
+struct sc_test_bounded {
+	void		(*fn)(void *);
+	void		*arg;
+	atomic_int	done;
+};
+
+static inline void *
+sc_test_bounded_main(void *arg)
+{
+	struct sc_test_bounded *b = arg;
+
+	b->fn(b->arg);
+	atomic_store(&b->done, 1);
+	return (NULL);
+}
+
+#define sc_test_run_bounded(fn, arg) do {				\
+	struct sc_test_bounded sc_rb_ = { (fn), (arg), 0 };		\
+	pthread_t sc_rb_t_;						\
+									\
+	assert_int_equal(pthread_create(&sc_rb_t_, NULL,		\
+	    sc_test_bounded_main, &sc_rb_), 0);				\
+	SC_WAIT_FOR(atomic_load(&sc_rb_.done));			\
+	assert_int_equal(pthread_join(sc_rb_t_, NULL), 0);		\
+} while (0)
 
 /* ------------------------------------------------------------------------
  * Counters

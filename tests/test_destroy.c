@@ -40,40 +40,6 @@
  * spin until destroy stops them. */
 static atomic_int looping, release;
 
-/* ------------------------------------------------------------------------
- * Running something on a pthread with a bound
- * ------------------------------------------------------------------------ */
-
-struct bounded {
-	void		(*fn)(void *);
-	void		*arg;
-	atomic_int	done;
-};
-
-static void *
-bounded_main(void *arg)
-{
-	struct bounded *b = arg;
-
-	b->fn(b->arg);
-	atomic_store(&b->done, 1);
-	return (NULL);
-}
-
-/*
- * Run fn(arg) on a pthread of its own and fail the test if it has not
- * returned within the bound: a hang becomes a failure, and the stuck
- * pthread is left behind.
- */
-#define RUN_BOUNDED(fn, arg) do {					\
-	struct bounded b_ = { (fn), (arg), 0 };				\
-	pthread_t t_;							\
-									\
-	assert_int_equal(pthread_create(&t_, NULL, bounded_main, &b_), 0); \
-	SC_WAIT_FOR(atomic_load(&b_.done));				\
-	assert_int_equal(pthread_join(t_, NULL), 0);			\
-} while (0)
-
 static void
 destroy_fn(void *arg)
 {
@@ -136,7 +102,7 @@ test_destroy_list_looper(void **state)
 		assert_int_equal(sc_thread_create(p, "looper", list_looper, m,
 		    &td), 0);
 		SC_WAIT_FOR(atomic_load(&looping));
-		RUN_BOUNDED(destroy_fn, m);
+		sc_test_run_bounded(destroy_fn, m);
 	}
 }
 
@@ -191,9 +157,9 @@ test_destroy_text_looper(void **state)
 		assert_int_equal(sc_thread_create(p, "looper", text_looper,
 		    NULL, &td), 0);
 		SC_WAIT_FOR(atomic_load(&looping));
-		RUN_BOUNDED(destroy_fn, m);
+		sc_test_run_bounded(destroy_fn, m);
 		nobj = 0;
-		RUN_BOUNDED(iterate_fn, &nobj);
+		sc_test_run_bounded(iterate_fn, &nobj);
 		assert_true(nobj > 0);
 	}
 	/* The loader and the library still work. */
@@ -256,7 +222,7 @@ test_destroy_low_stack(void **state)
 		assert_int_equal(sc_thread_create(p, "low", low_spinner, NULL,
 		    &td), 0);
 		SC_WAIT_FOR(atomic_load(&looping));
-		RUN_BOUNDED(destroy_fn, m);
+		sc_test_run_bounded(destroy_fn, m);
 	}
 }
 
@@ -346,7 +312,7 @@ test_destroy_reused_stacks(void **state)
 		    &td), 0);
 		SC_WAIT_FOR(atomic_load(&looping));
 		assert_int_equal(atomic_load(&u.poisoned), 0);
-		RUN_BOUNDED(destroy_fn, m);
+		sc_test_run_bounded(destroy_fn, m);
 	}
 }
 

@@ -158,22 +158,6 @@ outer_capture(void *arg)
 	sc_proc_unlock(tp);
 }
 
-struct bounded {
-	void		(*fn)(void *);
-	void		*arg;
-	atomic_int	done;
-};
-
-static void *
-bounded_main(void *arg)
-{
-	struct bounded *b = arg;
-
-	b->fn(b->arg);
-	atomic_store(&b->done, 1);
-	return (NULL);
-}
-
 SC_TEST_NOIPA static void
 spin_here(void *arg)
 {
@@ -199,9 +183,7 @@ static void
 test_nested_capture_from_hook(void **state)
 {
 	struct hold h = { 0 }, h2 = { 0 };
-	struct bounded b;
 	struct outer o;
-	pthread_t t;
 
 	/* Both targets run, on a CPU each; the hook runs with tp's proc
 	 * lock held by the outer capture, so the inner one passes that
@@ -212,12 +194,7 @@ test_nested_capture_from_hook(void **state)
 	SC_WAIT_FOR(atomic_load(&h.holding) && atomic_load(&h2.holding));
 	sc_set_panic_handler(sc_test_panic_record);
 	sc_machine_set_hook(tm, nested_hook, NULL);
-	memset(&b, 0, sizeof(b));
-	b.fn = outer_capture;
-	b.arg = &o;
-	assert_int_equal(pthread_create(&t, NULL, bounded_main, &b), 0);
-	SC_WAIT_FOR(atomic_load(&b.done));
-	assert_int_equal(pthread_join(t, NULL), 0);
+	sc_test_run_bounded(outer_capture, &o);
 	sc_machine_set_hook(tm, NULL, NULL);
 
 	assert_int_equal(atomic_load(&inner_error), EINVAL);
