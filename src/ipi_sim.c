@@ -189,12 +189,14 @@ sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td)
 	 * getpid() and tgkill(), against a thread that exits meanwhile).  A
 	 * CPU pthread exits only in sc_machine_destroy(), which no other call
 	 * overlaps, except for IPI_STOP: that one keeps pthread_kill().
+	 * No error to act on: a failed send is a lost IPI, which the
+	 * requester's bound and the destroyer's resend both cover.
 	 */
 	tid = atomic_load_explicit(&pc->pc_ktid, memory_order_relaxed);
 	if (tid != 0 && (vectors & SC_IPI_STOP) == 0)
 		(void)syscall(SYS_tgkill, m->m_pid, tid, m->m_cfg.ipi_signo);
 	else
-		pthread_kill(pc->pc_pthread, m->m_cfg.ipi_signo);
+		(void)pthread_kill(pc->pc_pthread, m->m_cfg.ipi_signo);
 }
 
 /* Objects in which IPI_STOP must not stop a thread. */
@@ -303,7 +305,7 @@ sc__ipi_fini(struct sc_machine *m)
 	 */
 	pthread_mutex_lock(&sc_ipi_mtx);
 	if (--sc_ipi_users[signo] == 0 && sc__ipi_handler_ours(signo))
-		sigaction(signo, &sc_ipi_oldsa[signo], NULL);
+		(void)sigaction(signo, &sc_ipi_oldsa[signo], NULL); /* valid */
 	pthread_mutex_unlock(&sc_ipi_mtx);
 }
 

@@ -1200,7 +1200,7 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 	    SC_SAN_STACK_SCALE;
 	sc__spin_init(&m->m_sched_lock, "sched lock");
 	TAILQ_INIT(&m->m_runq);
-	pthread_mutex_init(&m->m_list_mtx, NULL);
+	(void)pthread_mutex_init(&m->m_list_mtx, NULL); /* default: no fail */
 	m->m_procs_tail = &m->m_procs;
 	m->m_nextpid = SC_IDLE_PID;
 	m->m_nexttid = SC_FIRST_TID;
@@ -1320,7 +1320,7 @@ sc_machine_free(struct sc_machine *m)
 	while (m->m_nkstack_cache > 0)
 		(void)munmap(m->m_kstack_cache[--m->m_nkstack_cache],
 		    SC_PAGE_SIZE + m->m_kstack_len);
-	pthread_mutex_destroy(&m->m_list_mtx);
+	(void)pthread_mutex_destroy(&m->m_list_mtx);	/* unlocked: no fail */
 	free(m->m_pcpu);
 	free(m->m_nostop);
 	free(m);
@@ -1357,7 +1357,7 @@ sc_machine_destroy(struct sc_machine *m)
 		return;
 	}
 	for (i = 0; i < m->m_ncpu; i++)
-		pthread_join(m->m_pcpu[i].pc_pthread, NULL);
+		(void)pthread_join(m->m_pcpu[i].pc_pthread, NULL); /* stopped */
 	sc__sleepq_remove_machine(m);
 	sc__ipi_fini(m);
 	sc_machine_free(m);
