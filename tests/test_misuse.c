@@ -158,11 +158,21 @@ outer_capture(void *arg)
 	sc_proc_unlock(tp);
 }
 
+/* A spinner bound to its own CPU: it stays RUNNING until released (an
+ * unbound pair could take turns on one CPU of a loaded host, and a
+ * capture would then find one on the run queue). */
+struct spin {
+	struct hold	h;
+	int		cpu;
+};
+
 SC_TEST_NOIPA static void
 spin_here(void *arg)
 {
-	struct hold *h = arg;
+	struct spin *sp = arg;
+	struct hold *h = &sp->h;
 
+	(void)sc_sched_bind(sp->cpu);
 	atomic_store(&h->holding, 1);
 	while (!atomic_load(&h->release))
 		sc_maybe_yield();
@@ -182,16 +192,16 @@ SC_TEST_CHAIN(spin_outer, spin_here)
 static void
 test_nested_capture_from_hook(void **state)
 {
-	struct hold h = { 0 }, h2 = { 0 };
+	struct spin s1 = { .cpu = 0 }, s2 = { .cpu = 1 };
 	struct outer o;
 
 	/* Both targets run, on a CPU each; the hook runs with tp's proc
 	 * lock held by the outer capture, so the inner one passes that
 	 * check and reaches the one on the capture mutex. */
 	atomic_store(&inner_error, -1);
-	o.td = sc_test_spawn("spinner", spin_outer, &h);
-	inner_td = sc_test_spawn("inner", spin_outer, &h2);
-	SC_WAIT_FOR(atomic_load(&h.holding) && atomic_load(&h2.holding));
+	o.td = sc_test_spawn("spinner", spin_outer, &s1);
+	inner_td = sc_test_spawn("inner", spin_outer, &s2);
+	SC_WAIT_FOR(atomic_load(&s1.h.holding) && atomic_load(&s2.h.holding));
 	sc_set_panic_handler(sc_test_panic_record);
 	sc_machine_set_hook(tm, nested_hook, NULL);
 	sc_test_run_bounded(outer_capture, &o);
@@ -202,8 +212,8 @@ test_nested_capture_from_hook(void **state)
 	assert_non_null(strstr(sc_test_panic_msg(), "recursed"));
 	assert_int_equal(o.error, 0);
 	SC_ASSERT_CHAIN(&o.st, "spin_outer");
-	atomic_store(&h.release, 1);
-	atomic_store(&h2.release, 1);
+	atomic_store(&s1.h.release, 1);
+	atomic_store(&s2.h.release, 1);
 	assert_int_equal(sc_thread_join(o.td), 0);
 	assert_int_equal(sc_thread_join(inner_td), 0);
 }
@@ -244,17 +254,17 @@ test_sleep_interrupts_disabled(void **state)
 	assert_int_equal(sc_thread_join(td), EINVAL);
 	/* The CPU has interrupts on again: a capture of a spinner works. */
 	{
-		struct hold h = { 0 };
-		struct sc_thread *sp = sc_test_spawn("spin", spin_here, &h);
+		struct spin s = { .cpu = 0 };
+		struct sc_thread *sp = sc_test_spawn("spin", spin_here, &s);
 		struct sc_stack st;
 
-		SC_WAIT_FOR(atomic_load(&h.holding));
+		SC_WAIT_FOR(atomic_load(&s.h.holding));
 		sc_proc_lock(tp);
 		sc_thread_lock(sp);
 		assert_int_equal(sc_stack_save_td(&st, sp), 0);
 		sc_thread_unlock(sp);
 		sc_proc_unlock(tp);
-		atomic_store(&h.release, 1);
+		atomic_store(&s.h.release, 1);
 		assert_int_equal(sc_thread_join(sp), 0);
 	}
 }
