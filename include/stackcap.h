@@ -117,8 +117,11 @@ SC_EXTERN void	sc_stack_save(struct sc_stack *st);
 
 /*
  * Symbolise pc (a return address) with libunwind: the name of the function
- * that contains it (static functions too) and the offset of pc from its
- * start.  Returns 0, or ENOENT when no symbol covers pc ("??").
+ * that contains it (static functions too) into name, always NUL-terminated,
+ * and the offset of pc from its start into *offp (when not NULL).  A name
+ * longer than namelen - 1 is truncated, as snprintf() does, and still
+ * returns 0 with the offset.  Returns 0, ENOENT when no symbol covers pc
+ * (name "??", as much of it as fits; offset 0), or EINVAL when namelen is 0.
  * Context: any thread but a signal handler.
  */
 SC_EXTERN int	sc_symbolize(uintptr_t pc, char *name, size_t namelen,
@@ -274,19 +277,32 @@ struct sc_counters {
 					   handler was replaced */
 };
 
+/*
+ * Structs that grow.  The caller allocates struct sc_machine_config,
+ * struct sc_counters and struct sc_kstack, and the library may add fields
+ * at their end.  Each call that takes one is an inline wrapper that passes
+ * the size the caller was compiled with to an exported *_sz function, and
+ * the library reads and writes only that many bytes (an older caller's
+ * fields beyond get their defaults).  The exported names without _sz keep
+ * the layouts of stackcap 0.1, for programs built against its header.
+ * Call the wrappers; the _sz functions are their implementation.
+ */
+
 /* Defaults.  Context: any. */
-SC_EXTERN void	sc_machine_config_init(struct sc_machine_config *cfg);
+SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
+		    size_t size);
 
 /*
  * Create a machine: cfg->ncpu CPU pthreads, each with its idle thread.
- * Returns 0, EINVAL (bad config, or a refused ipi_signo), EBUSY (a
- * handler that is not stackcap's is installed for cfg->ipi_signo;
- * machines may share one signal), ENOMEM (also when a CPU's alternate
- * signal stack cannot be set up), or the error of pthread_create()
- * (EAGAIN).  *mp is NULL on error.  Context: a plain pthread.
+ * Returns 0, EINVAL (bad config, a refused ipi_signo, or a size smaller
+ * than stackcap 0.1's struct), EBUSY (a handler that is not stackcap's is
+ * installed for cfg->ipi_signo; machines may share one signal), ENOMEM
+ * (also when a CPU's alternate signal stack cannot be set up), or the
+ * error of pthread_create() (EAGAIN).  *mp is NULL on error.
+ * Context: a plain pthread.
  */
-SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
-		    struct sc_machine **mp);
+SC_EXTERN int	sc_machine_create_sz(const struct sc_machine_config *cfg,
+		    size_t size, struct sc_machine **mp);
 
 /*
  * Stop every CPU and free everything, whatever state the threads are in.
@@ -303,9 +319,10 @@ SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
  */
 SC_EXTERN void	sc_machine_destroy(struct sc_machine *m);
 
-/* Read the counters.  Context: any but a signal handler. */
-SC_EXTERN void	sc_machine_counters(struct sc_machine *m,
-		    struct sc_counters *c);
+/* Read the counters (the first `size` bytes of them).
+ * Context: any but a signal handler. */
+SC_EXTERN void	sc_machine_counters_sz(struct sc_machine *m,
+		    struct sc_counters *c, size_t size);
 
 /* Replace the race-injection hook (NULL: none).  Allocates (the old hook
  * is kept until destroy: a caller may still be running it).
@@ -516,8 +533,14 @@ struct sc_trace_record {
 	uint64_t	arg0, arg1;
 };
 
-/* The symbolic name of an error stackcap returns ("0", "EBUSY",
- * "ETIMEDOUT", "ESRCH", "EINVAL"...), or "E?".  Context: any. */
+/*
+ * The symbolic name of an error stackcap returns: "0", "EAGAIN",
+ * "EALREADY", "EBUSY", "ECHILD", "EDEADLK", "EINTR", "EINVAL", "EIO",
+ * "ENOENT", "ENOMEM", "EOPNOTSUPP" (ENOTSUP too: the same value on Linux),
+ * "EPERM", "ESRCH", "ETIMEDOUT"; "E?" for any other value.  This covers
+ * the errors the library passes on from the system (pthread_create()'s
+ * EAGAIN and EPERM, say).  Context: any.
+ */
 SC_EXTERN const char *sc_errname(int error);
 
 /* The name of an event ("IPI_SENT"...), or "?".  Context: any. */
@@ -543,10 +566,21 @@ SC_EXTERN void	sc_trace_clear(struct sc_machine *m);
 SC_EXTERN int	sc_trace_print(struct sc_machine *m, FILE *fp);
 
 /*
- * Write the trace as Chrome trace-event JSON (Perfetto, chrome://tracing):
- * one track per simulated CPU plus one for plain pthreads, instant events
- * with their arguments, and a flow from each IPI sent to its handler.
- * Returns 0, ENOENT when the trace is off, or EIO.
+ * Write the trace as Chrome trace-event JSON, for Perfetto,
+ * chrome://tracing, Chrome DevTools and speedscope.  One process (pid 1);
+ * one track per simulated CPU, "cpuN" with tid N + 1, and one for plain
+ * pthreads, tid ncpu + 1 (no tid 0); every event in the category
+ * "stackcap".  Each event is an instant with its arguments and narrated
+ * text.  Duration ("X") slices on top: "stack_save_td" on the requester's
+ * track for each capture (CAPTURE_BEGIN to its CAPTURE_DONE), inside it an
+ * "IPI_TRACE wait" from each IPI_SENT to the requester's next step, and
+ * "stack_capture_intr" on the CPU's track for each handler (IPI_RECEIVED to
+ * ANSWER_PUBLISHED, STALE_IPI, or WALK_DONE when the publish is not in the
+ * ring).  A flow "IPI_TRACE" goes from each wait slice to its handler slice,
+ * on their ts.  Only what the ring still holds is paired: a slice or flow
+ * whose other end was overwritten is left out (the surviving events stay
+ * instants), and so is a slice that would overlap another of its track
+ * without nesting.  Returns 0, ENOENT when the trace is off, ENOMEM, or EIO.
  * Context: any thread but a signal handler.
  */
 SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
@@ -593,17 +627,74 @@ struct sc_kstack {
 	int		state;
 	char		tdname[32];
 	struct sc_stack	stack;
+	int		kk_spare[16];	/* zero; room to grow, as
+					   kinfo_kstack's kkst_ispare */
 };
 
 /*
  * sysctl_kern_proc_kstack(): for every live thread of p, its tid, name,
  * state and stack, taking the locks the kernel takes (the proc lock, then
  * each thread lock).  Fills out[0..max) and sets *n to the number of
- * threads (which may exceed max).  Returns 0, or EINVAL (KASSERT) when the
- * caller holds p's proc lock or a spin lock.  Context: any thread.
+ * threads (which may exceed max).  out[] elements are elsize bytes apart
+ * (the wrapper sc_proc_kstack() passes sizeof(struct sc_kstack)).
+ * Returns 0, EINVAL when elsize is smaller than stackcap 0.1's struct, or
+ * EINVAL (KASSERT) when the caller holds p's proc lock or a spin lock.
+ * Context: any thread.
  */
+SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out,
+		    size_t elsize, size_t max, size_t *n);
+
+/* ------------------------------------------------------------------------
+ * Versions, and the wrappers of the structs that grow
+ * ------------------------------------------------------------------------ */
+
+#define STACKCAP_VERSION_MAJOR	0
+#define STACKCAP_VERSION_MINOR	2
+#define STACKCAP_VERSION_PATCH	0
+/* (MAJOR << 16) | (MINOR << 8) | PATCH, for #if comparisons. */
+#define STACKCAP_VERSION_HEX	((STACKCAP_VERSION_MAJOR << 16) |	\
+	(STACKCAP_VERSION_MINOR << 8) | STACKCAP_VERSION_PATCH)
+
+/* The version of the library the program runs with (STACKCAP_VERSION_HEX
+ * of its header), and as "0.2.0".  Context: any. */
+SC_EXTERN unsigned int sc_version(void);
+SC_EXTERN const char *sc_version_string(void);
+
+#if defined(SC_BUILDING_LIBRARY)
+/* The entry points of stackcap 0.1, with its struct sizes. */
+SC_EXTERN void	sc_machine_config_init(struct sc_machine_config *cfg);
+SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
+		    struct sc_machine **mp);
+SC_EXTERN void	sc_machine_counters(struct sc_machine *m,
+		    struct sc_counters *c);
 SC_EXTERN int	sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out,
 		    size_t max, size_t *n);
+#else
+static inline void
+sc_machine_config_init(struct sc_machine_config *cfg)
+{
+	sc_machine_config_init_sz(cfg, sizeof(*cfg));
+}
+
+static inline int
+sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
+{
+	return (sc_machine_create_sz(cfg, sizeof(*cfg), mp));
+}
+
+static inline void
+sc_machine_counters(struct sc_machine *m, struct sc_counters *c)
+{
+	sc_machine_counters_sz(m, c, sizeof(*c));
+}
+
+static inline int
+sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
+    size_t *n)
+{
+	return (sc_proc_kstack_sz(p, out, sizeof(*out), max, n));
+}
+#endif
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #define SC_INTERNAL_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -49,6 +50,15 @@
 #endif
 
 #define SC_MAXCPU	256
+
+/*
+ * The sizes of the structs that callers allocate, as stackcap 0.1 had
+ * them: the entry points without _sz read and write only that much.
+ */
+#define SC__CONFIG_SIZE_V0	(offsetof(struct sc_machine_config,	\
+	hold_lock_across_ipi) + sizeof(int))
+#define SC__COUNTERS_SIZE_V0	offsetof(struct sc_counters, ebusy_user)
+#define SC__KSTACK_SIZE_V0	offsetof(struct sc_kstack, kk_spare)
 
 /* IPI vectors, one bit each in pc_ipi_pending (x86 mp_x86.c). */
 #define SC_IPI_TRACE	0x01	/* capture the interrupted thread's stack */
@@ -341,6 +351,10 @@ int	sc__trace_init(struct sc_machine *m, size_t nevents);
 void	sc__trace_fini(struct sc_machine *m);
 void	sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid,
 	    uint64_t a0, uint64_t a1);
+struct sc_trace_record *sc__trace_take(struct sc_machine *m, size_t *np);
+uint64_t sc__trace_base(const struct sc_trace_record *recs, size_t n);
+void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
+	    size_t len);
 /* Record an event if the trace is on: one predictable branch when off. */
 #define SC_TRACE(m, ev, cpu, tid, a0, a1) do {				\
 	if (__builtin_expect((m)->m_trace != NULL, 0))			\

@@ -193,14 +193,24 @@ sc_machine_idlethread(struct sc_machine *m, int cpu)
 }
 
 void
-sc_machine_counters(struct sc_machine *m, struct sc_counters *c)
+sc_machine_counters_sz(struct sc_machine *m, struct sc_counters *c,
+    size_t size)
 {
 	const uint64_t *src = (const uint64_t *)&m->m_cnt;
 	uint64_t *dst = (uint64_t *)c;
 	size_t i;
 
-	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+	/* Only what the caller has: an older one has fewer counters. */
+	if (size > sizeof(*c))
+		size = sizeof(*c);
+	for (i = 0; i < size / sizeof(uint64_t); i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void
+sc_machine_counters(struct sc_machine *m, struct sc_counters *c)
+{
+	sc_machine_counters_sz(m, c, SC__COUNTERS_SIZE_V0);
 }
 
 void
@@ -1158,8 +1168,8 @@ sc_cpu_main(void *arg)
 	return (NULL);
 }
 
-void
-sc_machine_config_init(struct sc_machine_config *cfg)
+static void
+sc_machine_config_defaults(struct sc_machine_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->ncpu = 2;
@@ -1170,11 +1180,35 @@ sc_machine_config_init(struct sc_machine_config *cfg)
 	cfg->wait_spin_ns = 5 * 1000;
 }
 
+void
+sc_machine_config_init_sz(struct sc_machine_config *cfg, size_t size)
+{
+	struct sc_machine_config def;
+
+	/* Write only what the caller has. */
+	sc_machine_config_defaults(&def);
+	memcpy(cfg, &def, size < sizeof(def) ? size : sizeof(def));
+}
+
+void
+sc_machine_config_init(struct sc_machine_config *cfg)
+{
+	sc_machine_config_init_sz(cfg, SC__CONFIG_SIZE_V0);
+}
+
 static void sc_machine_free(struct sc_machine *m);
 
 int
 sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 {
+	return (sc_machine_create_sz(cfg, SC__CONFIG_SIZE_V0, mp));
+}
+
+int
+sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
+    struct sc_machine **mp)
+{
+	struct sc_machine_config full, *cfg = &full;
 	struct sc_machine *m;
 	struct sc_pcpu *pc;
 	char name[32];
@@ -1182,7 +1216,12 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 
 	if (mp != NULL)
 		*mp = NULL;
-	if (cfg == NULL || mp == NULL || cfg->ncpu < 1 ||
+	if (ucfg == NULL || size < SC__CONFIG_SIZE_V0)
+		return (EINVAL);
+	/* Read only what the caller has; the fields it lacks: defaults. */
+	sc_machine_config_defaults(&full);
+	memcpy(&full, ucfg, size < sizeof(full) ? size : sizeof(full));
+	if (mp == NULL || cfg->ncpu < 1 ||
 	    cfg->ncpu > SC_MAXCPU || cfg->kstack_pages < 1 ||
 	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
 	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||

@@ -429,12 +429,23 @@ int
 sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
     size_t *n)
 {
+	return (sc_proc_kstack_sz(p, out, SC__KSTACK_SIZE_V0, max, n));
+}
+
+int
+sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
+    size_t max, size_t *n)
+{
 	struct sc_thread *td;
 	struct sc_kstack *kk;
-	size_t i = 0;
+	size_t i = 0, known;
 
 	SC_KASSERT(p != NULL && n != NULL && (out != NULL || max == 0), EINVAL,
 	    "NULL argument");
+	if (elsize < SC__KSTACK_SIZE_V0)
+		return (EINVAL);
+	/* The part of each element that this library knows of. */
+	known = elsize < sizeof(*kk) ? elsize : sizeof(*kk);
 	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
 	    "proc %d: proc lock already held", p->p_pid);
 	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
@@ -446,7 +457,11 @@ sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
 		if (atomic_load(&td->td_state) == SC_TDS_INACTIVE)
 			continue;
 		if (i < max) {
-			kk = &out[i];
+			/* Elements are the caller's size apart. */
+			kk = (struct sc_kstack *)(void *)((char *)out +
+			    i * elsize);
+			memset((char *)kk + SC__KSTACK_SIZE_V0, 0,
+			    known - SC__KSTACK_SIZE_V0);
 			kk->tid = td->td_tid;
 			snprintf(kk->tdname, sizeof(kk->tdname), "%s",
 			    td->td_name);

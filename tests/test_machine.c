@@ -217,6 +217,52 @@ test_bad_arguments(void **state)
 	assert_string_equal(sc_trace_event_name(SC_TRACE_NEVENTS), "?");
 }
 
+/* The version, and the sized entry points behind the wrappers. */
+static void
+test_version_and_sizes(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m = NULL;
+	struct sc_kstack kk[2];
+	struct sc_proc *p;
+	struct sc_thread *td;
+	char buf[32];
+	size_t n, i;
+
+	assert_int_equal(sc_version(), STACKCAP_VERSION_HEX);
+	snprintf(buf, sizeof(buf), "%d.%d.%d", STACKCAP_VERSION_MAJOR,
+	    STACKCAP_VERSION_MINOR, STACKCAP_VERSION_PATCH);
+	assert_string_equal(sc_version_string(), buf);
+
+	/* config_init writes no more than it is told. */
+	memset(&cfg, 0x5a, sizeof(cfg));
+	sc_machine_config_init_sz(&cfg, offsetof(struct sc_machine_config,
+	    ipi_signo));
+	assert_int_equal(cfg.ncpu, 2);
+	assert_int_equal(cfg.kstack_pages, 4);
+	assert_int_equal(cfg.ipi_signo, 0x5a5a5a5a);
+	/* A size below the first release's struct is refused. */
+	sc_machine_config_init(&cfg);
+	assert_int_equal(sc_machine_create_sz(&cfg, 8, &m), EINVAL);
+	assert_null(m);
+
+	/* The spares of a kstack are zero; a too small element: EINVAL. */
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "sizes", &p), 0);
+	assert_int_equal(sc_ithread_create(p, "t", nop, NULL, &td), 0);
+	memset(kk, 0xff, sizeof(kk));
+	assert_int_equal(sc_proc_kstack(p, kk, 2, &n), 0);
+	assert_int_equal(n, 1);
+	for (i = 0; i < sizeof(kk[0].kk_spare) / sizeof(kk[0].kk_spare[0]);
+	    i++)
+		assert_int_equal(kk[0].kk_spare[i], 0);
+	assert_int_equal(kk[1].tid, -1);		/* untouched */
+	assert_int_equal(sc_proc_kstack_sz(p, kk, 16, 2, &n), EINVAL);
+	assert_int_equal(sc_ithread_schedule(td), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+	sc_machine_destroy(m);
+}
+
 int
 main(void)
 {
@@ -226,6 +272,7 @@ main(void)
 		cmocka_unit_test(test_foreign_handler_is_refused),
 		cmocka_unit_test(test_shared_signal_restored),
 		cmocka_unit_test(test_later_handler_kept),
+		cmocka_unit_test(test_version_and_sizes),
 		cmocka_unit_test_setup_teardown(test_bad_arguments,
 		    sc_test_setup_2cpu, sc_test_teardown),
 	};
