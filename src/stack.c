@@ -47,7 +47,8 @@ sc_symbolize(uintptr_t pc, char *name, size_t namelen, uintptr_t *offp)
 {
 	unw_context_t uc;
 	unw_cursor_t cur;
-	unw_word_t off;
+	unw_word_t off = 0;
+	int ret = -UNW_EUNSPEC;
 
 	if (namelen == 0)
 		return (EINVAL);
@@ -55,11 +56,20 @@ sc_symbolize(uintptr_t pc, char *name, size_t namelen, uintptr_t *offp)
 	 * libunwind 1.6 has no lookup by address alone: point a local cursor
 	 * at pc and ask for the procedure name.  pc is a return address, so
 	 * look up pc - 1: a call that ends a function returns past its end.
+	 * UNW_INIT_SIGNAL_FRAME makes libunwind take that IP as it is:
+	 * unw_init_local() would subtract 1 again and add it back to the
+	 * offset only on success, not on -UNW_ENOMEM.
+	 * -UNW_ENOMEM means that a symbol covers pc but its name did not fit:
+	 * libunwind has filled name with a truncated copy and set the offset,
+	 * so that is a name too (as snprintf() truncates).
 	 */
-	if (pc == 0 || unw_getcontext(&uc) != 0 ||
-	    unw_init_local(&cur, &uc) != 0 ||
-	    unw_set_reg(&cur, UNW_REG_IP, (unw_word_t)(pc - 1)) != 0 ||
-	    unw_get_proc_name(&cur, name, namelen, &off) != 0) {
+	if (pc != 0 && unw_getcontext(&uc) == 0 &&
+	    unw_init_local2(&cur, &uc, UNW_INIT_SIGNAL_FRAME) == 0 &&
+	    unw_set_reg(&cur, UNW_REG_IP, (unw_word_t)(pc - 1)) == 0)
+		ret = unw_get_proc_name(&cur, name, namelen, &off);
+	if (ret == -UNW_ENOMEM)
+		name[namelen - 1] = '\0';	/* whatever the version did */
+	else if (ret != 0) {
 		strncpy(name, "??", namelen);
 		name[namelen - 1] = '\0';
 		if (offp != NULL)

@@ -1,6 +1,6 @@
 /*
  * The protocol trace: a fixed-size, lock-free event ring per machine, and
- * its two outputs, a narrated timeline and Chrome trace-event JSON.
+ * its narrated timeline (the Chrome trace-event JSON is trace_json.c).
  *
  * No kernel counterpart: the kernel has KTR (sys/sys/ktr.h) for this kind
  * of ring; this one exists to teach the handshake.  Writers are the IPI
@@ -161,33 +161,36 @@ sc_trace_clear(struct sc_machine *m)
 		    atomic_load(&m->m_trace->tr_next));
 }
 
+/* Every errno a function of the library can return, its own or one it
+ * passes on from the system; ENOTSUP is EOPNOTSUPP on Linux. */
 const char *
 sc_errname(int error)
 {
+#define	SC_ERRNAME(e)	case e: return (#e)
 	switch (error) {
 	case 0:
 		return ("0");
-	case EBUSY:
-		return ("EBUSY");
-	case ETIMEDOUT:
-		return ("ETIMEDOUT");
-	case ESRCH:
-		return ("ESRCH");
-	case EINVAL:
-		return ("EINVAL");
-	case ENOMEM:
-		return ("ENOMEM");
-	case EDEADLK:
-		return ("EDEADLK");
-	case EALREADY:
-		return ("EALREADY");
-	case ENOENT:
-		return ("ENOENT");
-	case EIO:
-		return ("EIO");
+	SC_ERRNAME(EAGAIN);
+	SC_ERRNAME(EALREADY);
+	SC_ERRNAME(EBUSY);
+	SC_ERRNAME(ECHILD);
+	SC_ERRNAME(EDEADLK);
+	SC_ERRNAME(EINTR);
+	SC_ERRNAME(EINVAL);
+	SC_ERRNAME(EIO);
+	SC_ERRNAME(ENOENT);
+	SC_ERRNAME(ENOMEM);
+	SC_ERRNAME(EOPNOTSUPP);
+#if ENOTSUP != EOPNOTSUPP
+	SC_ERRNAME(ENOTSUP);
+#endif
+	SC_ERRNAME(EPERM);
+	SC_ERRNAME(ESRCH);
+	SC_ERRNAME(ETIMEDOUT);
 	default:
 		return ("E?");
 	}
+#undef SC_ERRNAME
 }
 
 static const char *
@@ -213,8 +216,8 @@ sc_trace_actor(const struct sc_trace_record *r, bool requester, char *buf,
 }
 
 /* One event in the kernel's words. */
-static void
-sc_trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
+void
+sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 {
 	char who[40];
 
@@ -260,8 +263,19 @@ sc_trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		    r->arg0, r->arg1);
 		break;
 	case SC_TRACE_WALK_DONE:
-		snprintf(buf, len, "cpu%d: walked td %d's kernel stack: %" PRIu64
-		    " frames", r->cpu, r->tid, r->arg0);
+		/* a1: was the interrupted %rsp on td's kernel stack? */
+		if (r->arg0 != 0)
+			snprintf(buf, len, "cpu%d: walked td %d's kernel "
+			    "stack: %" PRIu64 " frames", r->cpu, r->tid,
+			    r->arg0);
+		else if (r->arg1 == 0)
+			snprintf(buf, len, "cpu%d: walked 0 frames of td %d "
+			    "(interrupted outside the kernel stack: user mode)",
+			    r->cpu, r->tid);
+		else
+			snprintf(buf, len, "cpu%d: walked 0 frames of td %d's "
+			    "kernel stack (no frame chain from %%rbp: code "
+			    "without frame pointers)", r->cpu, r->tid);
 		break;
 	case SC_TRACE_ANSWER_PUBLISHED:
 		snprintf(buf, len, "cpu%d: stack_intr_td = td %d (release "
@@ -306,8 +320,8 @@ sc_trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 }
 
 /* A snapshot in a buffer of our own; NULL when off or out of memory. */
-static struct sc_trace_record *
-sc_trace_take(struct sc_machine *m, size_t *np)
+struct sc_trace_record *
+sc__trace_take(struct sc_machine *m, size_t *np)
 {
 	struct sc_trace_record *recs;
 
@@ -319,82 +333,41 @@ sc_trace_take(struct sc_machine *m, size_t *np)
 	return (recs);
 }
 
+/*
+ * The earliest timestamp of recs[0..n), the outputs' time 0.  Not always
+ * recs[0]'s: a writer reads the clock before it takes its sequence number,
+ * so one delayed in between (preempted, or interrupted by an IPI handler
+ * that records) has an earlier time than events numbered before it, and
+ * a time relative to recs[0] would wrap around.
+ */
+uint64_t
+sc__trace_base(const struct sc_trace_record *recs, size_t n)
+{
+	uint64_t base = n > 0 ? recs[0].ts_ns : 0;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (recs[i].ts_ns < base)
+			base = recs[i].ts_ns;
+	return (base);
+}
+
 int
 sc_trace_print(struct sc_machine *m, FILE *fp)
 {
 	struct sc_trace_record *recs;
 	char line[256];
 	size_t i, n = 0;
+	uint64_t base;
 
-	if ((recs = sc_trace_take(m, &n)) == NULL)
+	if ((recs = sc__trace_take(m, &n)) == NULL)
 		return (m->m_trace == NULL ? ENOENT : ENOMEM);
+	base = sc__trace_base(recs, n);
 	for (i = 0; i < n; i++) {
-		sc_trace_narrate(&recs[i], line, sizeof(line));
+		sc__trace_narrate(&recs[i], line, sizeof(line));
 		fprintf(fp, "%10.3f us  %s\n",
-		    (double)(recs[i].ts_ns - recs[0].ts_ns) / 1000.0, line);
+		    (double)(recs[i].ts_ns - base) / 1000.0, line);
 	}
-	free(recs);
-	return (ferror(fp) ? EIO : 0);
-}
-
-/* The JSON track of an event: its CPU, or one track for plain pthreads. */
-static int
-sc_trace_track(const struct sc_machine *m, const struct sc_trace_record *r)
-{
-	return (r->cpu == SC_NOCPU ? m->m_ncpu : r->cpu);
-}
-
-int
-sc_trace_write_json(struct sc_machine *m, FILE *fp)
-{
-	struct sc_trace_record *recs, *r;
-	char line[256];
-	const char *c;
-	size_t i, n = 0;
-	double ts;
-	int cpu;
-
-	if ((recs = sc_trace_take(m, &n)) == NULL)
-		return (m->m_trace == NULL ? ENOENT : ENOMEM);
-	fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-	fprintf(fp, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
-	    "\"tid\":0,\"args\":{\"name\":\"stackcap machine\"}}");
-	for (cpu = 0; cpu <= m->m_ncpu; cpu++) {
-		if (cpu < m->m_ncpu)
-			snprintf(line, sizeof(line), "cpu%d", cpu);
-		else
-			snprintf(line, sizeof(line), "plain pthreads");
-		fprintf(fp, ",\n{\"name\":\"thread_name\",\"ph\":\"M\","
-		    "\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", cpu,
-		    line);
-	}
-	for (i = 0; i < n; i++) {
-		r = &recs[i];
-		ts = (double)(r->ts_ns - recs[0].ts_ns) / 1000.0;
-		sc_trace_narrate(r, line, sizeof(line));
-		fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"stackcap\","
-		    "\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":1,\"tid\":%d,"
-		    "\"args\":{\"seq\":%" PRIu64 ",\"td\":%d,\"arg0\":%" PRIu64
-		    ",\"arg1\":%" PRIu64 ",\"text\":\"",
-		    sc_trace_event_name(r->event), ts, sc_trace_track(m, r),
-		    r->seq, r->tid, r->arg0, r->arg1);
-		for (c = line; *c != '\0'; c++) {
-			if (*c == '"' || *c == '\\')
-				fputc('\\', fp);
-			fputc(*c, fp);
-		}
-		fprintf(fp, "\"}}");
-		/* A flow from each IPI sent to the handler that took it. */
-		if (r->event == SC_TRACE_IPI_SENT ||
-		    r->event == SC_TRACE_IPI_RECEIVED)
-			fprintf(fp, ",\n{\"name\":\"IPI_TRACE\",\"cat\":\"ipi\","
-			    "\"ph\":\"%s\",%s\"id\":%" PRIu64 ",\"ts\":%.3f,"
-			    "\"pid\":1,\"tid\":%d}",
-			    r->event == SC_TRACE_IPI_SENT ? "s" : "f",
-			    r->event == SC_TRACE_IPI_SENT ? "" : "\"bp\":\"e\",",
-			    r->arg1, ts, sc_trace_track(m, r));
-	}
-	fprintf(fp, "\n]}\n");
 	free(recs);
 	return (ferror(fp) ? EIO : 0);
 }

@@ -1,4 +1,5 @@
 /* struct sc_stack operations and symbolised output (subr_stack.c). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,6 +81,34 @@ test_symbolize_static(void **state)
 	assert_int_equal(strlen(buf), 7);
 }
 
+/*
+ * A name buffer shorter than the symbol: libunwind fills it with a
+ * truncated name and says -UNW_ENOMEM; a symbol does cover pc, so that is
+ * the truncated name, NUL-terminated, and 0, with the offset.
+ */
+static void
+test_symbolize_short_buffer(void **state)
+{
+	char name[4], exact[sizeof("named_static_function")];
+	uintptr_t pc = (uintptr_t)named_static_function + 5, off;
+
+	memset(name, 'x', sizeof(name));
+	assert_int_equal(sc_symbolize(pc, name, sizeof(name), &off), 0);
+	assert_string_equal(name, "nam");
+	assert_int_equal(off, 5);
+	/* Room for the terminator only: an empty name, still 0. */
+	off = 0;
+	assert_int_equal(sc_symbolize(pc, name, 1, &off), 0);
+	assert_string_equal(name, "");
+	assert_int_equal(off, 5);
+	/* Exactly the name and its terminator: no truncation at all. */
+	assert_int_equal(sc_symbolize(pc, exact, sizeof(exact), &off), 0);
+	assert_string_equal(exact, "named_static_function");
+	/* No symbol: still ENOENT, and as much of "??" as fits. */
+	assert_int_equal(sc_symbolize(0x10, name, 2, &off), ENOENT);
+	assert_string_equal(name, "?");
+}
+
 int
 main(void)
 {
@@ -87,6 +116,7 @@ main(void)
 		cmocka_unit_test(test_put_until_full),
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_symbolize_static),
+		cmocka_unit_test(test_symbolize_short_buffer),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -4,6 +4,7 @@
  * tools/scenarios.c.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 
 #include "sample.h"
 #include "sc_test.h"
+#include "jtrace.h"
 #include "scenarios.h"
 #include "stackcap.h"
 
@@ -35,13 +37,14 @@ keep_trace(struct sc_machine *m, void *arg)
 	size_t len;
 	FILE *fp;
 
+	/* The records first: the outputs then hold at least these. */
+	o->nrecs = sc_trace_snapshot(m, o->recs, 512);
 	fp = open_memstream(&o->text, &len);
 	assert_int_equal(sc_trace_print(m, fp), 0);
 	fclose(fp);
 	fp = open_memstream(&o->json, &len);
 	assert_int_equal(sc_trace_write_json(m, fp), 0);
 	fclose(fp);
-	o->nrecs = sc_trace_snapshot(m, o->recs, 512);
 }
 
 static void
@@ -116,13 +119,60 @@ test_narrated_lost_ipi(void **state)
 	free_outputs(&o);
 }
 
+/* The user-mode capture's walk says why it found no frame. */
+static void
+test_narrated_user_mode(void **state)
+{
+	static const char *const lines[] = {
+		"requester: ipi_cpu(cpu",
+		": IPI_TRACE received, interrupted td 100002",
+		": walked 0 frames of td 100002 (interrupted outside the "
+		    "kernel stack: user mode)",
+		"requester: stack_save_td(td 100002) returns EBUSY, 0 frames",
+	};
+	struct outputs o;
+
+	run_traced("user-mode", &o);
+	assert_lines_in_order(o.text, lines, sizeof(lines) / sizeof(lines[0]));
+	free_outputs(&o);
+}
+
+/*
+ * sc_errname() names every errno the library returns, or passes on
+ * (sc_machine_create() returns pthread_create()'s EAGAIN or EPERM), and
+ * those the next capabilities return (EOPNOTSUPP, ECHILD).
+ */
+static void
+test_errname_covers_every_errno(void **state)
+{
+#define	E(e)	{ e, #e }
+	static const struct {
+		int		error;
+		const char	*name;
+	} errs[] = {
+		{ 0, "0" }, E(EAGAIN), E(EALREADY), E(EBUSY), E(ECHILD),
+		E(EDEADLK), E(EINTR), E(EINVAL), E(EIO), E(ENOENT), E(ENOMEM),
+		E(EOPNOTSUPP), E(EPERM), E(ESRCH), E(ETIMEDOUT),
+	};
+#undef E
+	size_t i;
+
+	for (i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+		assert_string_equal(sc_errname(errs[i].error), errs[i].name);
+	/* On Linux ENOTSUP is EOPNOTSUPP; elsewhere it has its own name. */
+	assert_non_null(strstr(sc_errname(ENOTSUP), "NOTSUP"));
+	assert_string_equal(sc_errname(EXDEV), "E?");
+	assert_string_equal(sc_errname(-1), "E?");
+	assert_string_equal(sc_errname(100000), "E?");
+}
+
 /* The JSON parses, and every IPI sent has one handler event (same id). */
 static void
 test_json_parses_and_links_ipis(void **state)
 {
 	static const char *const scenarios[] = { "running", "idle-cpu",
 	    "other-thread", "interrupts-disabled" };
-	const cJSON *ev, *ph, *name, *args, *id;
+	const cJSON *ev, *ph, *name, *args, *id, *event;
 	int nsent, nrecv, nflow_s, nflow_f, nmeta;
 	struct outputs o;
 	cJSON *root, *evs;
@@ -161,9 +211,14 @@ test_json_parses_and_links_ipis(void **state)
 					nflow_f++;
 				continue;
 			}
+			if (strcmp(ph->valuestring, "X") == 0)
+				continue;	/* test_json_viewer_rules */
 			args = cJSON_GetObjectItemCaseSensitive(ev, "args");
 			assert_true(cJSON_IsString(
 			    cJSON_GetObjectItemCaseSensitive(args, "text")));
+			event = cJSON_GetObjectItemCaseSensitive(args, "event");
+			assert_true(cJSON_IsString(event) &&
+			    strcmp(event->valuestring, name->valuestring) == 0);
 			if (strcmp(name->valuestring, "IPI_SENT") == 0)
 				nsent++;
 			if (strcmp(name->valuestring, "IPI_RECEIVED") == 0)
@@ -178,6 +233,87 @@ test_json_parses_and_links_ipis(void **state)
 		cJSON_Delete(root);
 		free_outputs(&o);
 	}
+}
+
+/* Each scenario's JSON follows the rules, with a slice per capture. */
+static void
+test_json_viewer_rules(void **state)
+{
+	struct jtrace jt;
+	struct outputs o;
+	size_t k;
+
+	for (k = 0; k < scn_nscenarios; k++) {
+		run_traced(scn_scenarios[k].name, &o);
+		jtrace_parse(&jt, o.json);
+		if (jtrace_check_records(&jt, o.recs, o.nrecs) < 1)
+			fail_msg("%s: no capture in the trace",
+			    scn_scenarios[k].name);
+		jtrace_free(&jt);
+		free_outputs(&o);
+	}
+}
+
+/*
+ * After the ring wraps, the oldest events of a capture are gone: the JSON
+ * must not keep a flow end whose IPI_SENT was overwritten, nor a slice
+ * whose opening event was.  A 1-CPU machine whose only thread holds the
+ * CPU: a capture is then the only source of events, and rings of 3 to 10
+ * events cut it at each of its steps.
+ */
+static void
+test_json_after_wrap(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_trace_record r[16];
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *td;
+	struct sc_stack st;
+	struct jtrace jt;
+	struct hold h;
+	size_t len, n, i, ring;
+	char *json;
+	FILE *fp;
+	int orphan_ends = 0;
+
+	for (ring = 3; ring <= 10; ring++) {
+		sc_machine_config_init(&cfg);
+		cfg.ncpu = 1;
+		cfg.trace_events = ring;
+		assert_int_equal(sc_machine_create(&cfg, &m), 0);
+		assert_int_equal(sc_proc_create(m, "wrap", &p), 0);
+		memset(&h, 0, sizeof(h));
+		assert_int_equal(sc_thread_create(p, "holder", hold_cpu, &h,
+		    &td), 0);
+		SC_WAIT_FOR(atomic_load(&h.holding) &&
+		    sc_thread_state(td) == SC_TDS_RUNNING);
+		sc_proc_lock(p);
+		sc_thread_lock(td);
+		assert_int_equal(sc_stack_save_td(&st, td), 0);
+		sc_thread_unlock(td);
+		sc_proc_unlock(p);
+		n = sc_trace_snapshot(m, r, 16);
+		json = NULL;
+		fp = open_memstream(&json, &len);
+		assert_int_equal(sc_trace_write_json(m, fp), 0);
+		fclose(fp);
+		jtrace_parse(&jt, json);
+		(void)jtrace_check_records(&jt, r, n);
+		/* Did this ring keep a handler and lose its IPI_SENT? */
+		for (i = 0; i < n; i++)
+			if (r[i].event == SC_TRACE_IPI_RECEIVED &&
+			    !recs_have(r, 0, i, SC_TRACE_IPI_SENT, SC_NOCPU,
+			    sc_thread_tid(td)))
+				orphan_ends++;
+		jtrace_free(&jt);
+		free(json);
+		atomic_store(&h.release, 1);
+		assert_int_equal(sc_thread_join(td), 0);
+		sc_machine_destroy(m);
+	}
+	/* The case this test is for did happen. */
+	assert_true(orphan_ends >= 1);
 }
 
 /* Each IPI_SENT's id has exactly one IPI_RECEIVED, after it. */
@@ -320,7 +456,11 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_narrated_idle_cpu),
 		cmocka_unit_test(test_narrated_lost_ipi),
+		cmocka_unit_test(test_narrated_user_mode),
+		cmocka_unit_test(test_errname_covers_every_errno),
 		cmocka_unit_test(test_json_parses_and_links_ipis),
+		cmocka_unit_test(test_json_viewer_rules),
+		cmocka_unit_test(test_json_after_wrap),
 		cmocka_unit_test(test_records_pair_ipis),
 		cmocka_unit_test(test_trace_off),
 		cmocka_unit_test(test_ring_wraps_and_clears),

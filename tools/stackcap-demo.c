@@ -10,7 +10,10 @@
  * (<running>: the IPI found no kernel frame, EBUSY).  Every thread's stack
  * comes from sc_proc_kstack(), the library's kern.proc.kstack.
  *
- * usage: stackcap-demo [--ncpu N] [--help]
+ * usage: stackcap-demo [--ncpu N] | --scenario NAME [--json FILE] |
+ *        --sample N [--ncpu N] | --help
+ * (--help lists every scenario of scn_scenarios[], from the table itself:
+ * tools/check_help.c checks that none is missing.)
  *
  * main() parses the options into struct demo_opts and runs one mode from
  * demo_modes[]; a new mode (a scenario, sampling) is one more entry there.

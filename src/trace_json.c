@@ -1,0 +1,508 @@
+/*
+ * The protocol trace as Chrome trace-event JSON, for Perfetto,
+ * chrome://tracing, Chrome DevTools and speedscope.
+ *
+ * No kernel counterpart (see trace.c).  What each viewer needs shapes the
+ * output:
+ * - One category, "stackcap", for every event: DevTools binds a flow event
+ *   only to an event of the same cat, pid, tid and ts.
+ * - Duration ("X") slices, since speedscope builds its profiles from them
+ *   alone.  A capture is a "stack_save_td" slice on its requester's track,
+ *   from CAPTURE_BEGIN to its CAPTURE_DONE (same track, same target); the
+ *   requester's wait for each IPI is an "IPI_TRACE wait" slice inside it,
+ *   from IPI_SENT to the requester's next step about that target; the
+ *   handler is a "stack_capture_intr" slice on its CPU's track, from
+ *   IPI_RECEIVED to ANSWER_PUBLISHED (or STALE_IPI, or WALK_DONE when the
+ *   publish is not in the ring).  Slices of one track must nest for
+ *   Perfetto and speedscope: one that would overlap another without
+ *   nesting (two plain pthreads capturing at once share a track) is not
+ *   drawn, and its events stay instants.
+ * - The flow of an IPI starts on the ts of its wait slice and ends
+ *   ("bp":"e") on the ts of its handler slice, same pid/tid.  No other
+ *   event may have that ts there, or DevTools may bind the flow to it: the
+ *   instant of the event that opens such a slice is written 1 ns late.
+ * - After the ring wraps, an event's partner may be gone.  A slice whose
+ *   opening event was overwritten is not drawn (its closing event, a
+ *   CAPTURE_DONE say, stays an instant: clamping it to the start of the
+ *   trace would invent a duration), nor a flow whose other end has no slice.
+ * - tids start at 1 (cpuN is tid N + 1, plain pthreads tid ncpu + 1): some
+ *   Perfetto builds dropped tid 0.
+ * Every event is also an instant ("ph":"i", thread scope) with args
+ * event, seq, td, arg0, arg1 and its narrated text.  Slices carry few args
+ * (td; a capture's result and depth; a wait's target cpu): speedscope
+ * names a frame by its name and all its args.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sc_internal.h"
+
+#define SC_JS_CAT	"stackcap"
+
+enum sc_js_kind { SC_JS_CAPTURE, SC_JS_WAIT, SC_JS_HANDLER };
+
+static const char *const sc_js_names[] = {
+	[SC_JS_CAPTURE] = "stack_save_td",
+	[SC_JS_WAIT] = "IPI_TRACE wait",
+	[SC_JS_HANDLER] = "stack_capture_intr",
+};
+
+struct sc_js_slice {
+	size_t		sl_open;	/* the record that opens it */
+	size_t		sl_close;	/* the record that closes it */
+	uint64_t	sl_flow;	/* the IPI id of its flow, 0: none */
+	int		sl_kind;	/* enum sc_js_kind */
+	bool		sl_kept;	/* nests in its track */
+};
+
+/* What the nesting check sorts. */
+struct sc_js_key {
+	uint64_t	k_start, k_end;
+	int		k_track, k_kind;
+	size_t		k_sl;
+};
+
+/* What the flow pairing sorts. */
+struct sc_js_ipi {
+	uint64_t	ip_id;
+	size_t		ip_sl;
+};
+
+struct sc_js {
+	const struct sc_machine *js_m;
+	const struct sc_trace_record *js_recs;
+	size_t		js_n;
+	uint64_t	js_base;	/* earliest ts: the JSON's 0 */
+	struct sc_js_slice *js_sl;	/* at most one per opening record */
+	size_t		js_nsl;
+	long		*js_opens;	/* [js_n] slice a record opens, or -1 */
+	long		*js_link;	/* [js_n] next open CAPTURE_BEGIN */
+};
+
+/* The track of an event: its CPU, or one track for plain pthreads. */
+static int
+sc_js_track(const struct sc_js *js, const struct sc_trace_record *r)
+{
+	return (r->cpu == SC_NOCPU || r->cpu < 0 || r->cpu >= js->js_m->m_ncpu ?
+	    js->js_m->m_ncpu : r->cpu);
+}
+
+/* A step of the requester in sc_stack_save_td() (not of a handler). */
+static bool
+sc_js_requester_event(int event)
+{
+	switch (event) {
+	case SC_TRACE_CAPTURE_BEGIN:
+	case SC_TRACE_PCB_WALK:
+	case SC_TRACE_LOCK_DROPPED:
+	case SC_TRACE_LOCK_TAKEN:
+	case SC_TRACE_NOCPU:
+	case SC_TRACE_IPI_SENT:
+	case SC_TRACE_ANSWER_SEEN:
+	case SC_TRACE_RETRY:
+	case SC_TRACE_TIMEOUT:
+	case SC_TRACE_CAPTURE_DONE:
+		return (true);
+	default:
+		return (false);
+	}
+}
+
+/* The requester's first step once the wait for an answer is over. */
+static bool
+sc_js_wait_over(int event)
+{
+	return (event == SC_TRACE_ANSWER_SEEN ||
+	    event == SC_TRACE_LOCK_TAKEN || event == SC_TRACE_RETRY ||
+	    event == SC_TRACE_TIMEOUT || event == SC_TRACE_CAPTURE_DONE);
+}
+
+static void
+sc_js_add(struct sc_js *js, size_t open, size_t close, int kind)
+{
+	struct sc_js_slice *sl = &js->js_sl[js->js_nsl];
+
+	sl->sl_open = open;
+	sl->sl_close = close;
+	sl->sl_kind = kind;
+	sl->sl_flow = 0;
+	sl->sl_kept = false;
+	js->js_opens[open] = (long)js->js_nsl++;
+}
+
+/*
+ * Pair the events that open and close each slice, in one pass.  Per track:
+ * the handler in progress (its IPI_RECEIVED, its WALK_DONE), the wait in
+ * progress (its IPI_SENT), and the list of open CAPTURE_BEGINs.  A
+ * handler's events follow each other on its CPU (nothing else runs there
+ * meanwhile); a requester's steps about one target follow each other on its
+ * track, with others' events in between.
+ */
+static void
+sc_js_pair(struct sc_js *js, long *hopen, long *hwalk, long *wopen,
+    long *chead)
+{
+	const struct sc_trace_record *recs = js->js_recs, *r;
+	long b, prev, h, w;
+	size_t i;
+	int t, ntracks = js->js_m->m_ncpu + 1;
+
+	for (t = 0; t < ntracks; t++)
+		hopen[t] = hwalk[t] = wopen[t] = chead[t] = -1;
+	for (i = 0; i < js->js_n; i++) {
+		r = &recs[i];
+		t = sc_js_track(js, r);
+
+		if ((h = hopen[t]) >= 0) {
+			if (r->tid == recs[h].tid &&
+			    r->event == SC_TRACE_WALK_DONE)
+				hwalk[t] = (long)i;
+			else if (r->tid == recs[h].tid &&
+			    (r->event == SC_TRACE_ANSWER_PUBLISHED ||
+			    r->event == SC_TRACE_STALE_IPI)) {
+				sc_js_add(js, (size_t)h, i, SC_JS_HANDLER);
+				hopen[t] = -1;
+			} else {
+				/* The publish is not in the ring. */
+				if (hwalk[t] >= 0)
+					sc_js_add(js, (size_t)h,
+					    (size_t)hwalk[t], SC_JS_HANDLER);
+				hopen[t] = -1;
+			}
+		}
+		if (r->event == SC_TRACE_IPI_RECEIVED) {
+			hopen[t] = (long)i;
+			hwalk[t] = -1;
+		}
+
+		if ((w = wopen[t]) >= 0) {
+			if (r->event == SC_TRACE_SWITCH)
+				wopen[t] = -1;	/* the requester left */
+			else if (r->tid == recs[w].tid &&
+			    sc_js_requester_event(r->event)) {
+				if (sc_js_wait_over(r->event))
+					sc_js_add(js, (size_t)w, i, SC_JS_WAIT);
+				wopen[t] = -1;
+			}
+		}
+		if (r->event == SC_TRACE_IPI_SENT)
+			wopen[t] = (long)i;
+
+		if (r->event == SC_TRACE_CAPTURE_BEGIN) {
+			js->js_link[i] = chead[t];
+			chead[t] = (long)i;
+		} else if (r->event == SC_TRACE_CAPTURE_DONE) {
+			/* The latest open capture of this target here. */
+			for (prev = -1, b = chead[t]; b >= 0;
+			    prev = b, b = js->js_link[b])
+				if (recs[b].tid == r->tid)
+					break;
+			if (b < 0)
+				continue;	/* its BEGIN was overwritten */
+			if (prev < 0)
+				chead[t] = js->js_link[b];
+			else
+				js->js_link[prev] = js->js_link[b];
+			sc_js_add(js, (size_t)b, i, SC_JS_CAPTURE);
+		}
+	}
+	for (t = 0; t < ntracks; t++)
+		if (hopen[t] >= 0 && hwalk[t] >= 0)
+			sc_js_add(js, (size_t)hopen[t], (size_t)hwalk[t],
+			    SC_JS_HANDLER);
+}
+
+static uint64_t
+sc_js_start(const struct sc_js *js, const struct sc_js_slice *sl)
+{
+	return (js->js_recs[sl->sl_open].ts_ns);
+}
+
+/* A closing event a hair earlier than the opening one (another pthread's
+ * clock read) closes it at once. */
+static uint64_t
+sc_js_end(const struct sc_js *js, const struct sc_js_slice *sl)
+{
+	uint64_t start = sc_js_start(js, sl);
+	uint64_t end = js->js_recs[sl->sl_close].ts_ns;
+
+	return (end > start ? end : start);
+}
+
+/* By track, then start; the longer first, so a parent precedes its child. */
+static int
+sc_js_key_cmp(const void *a, const void *b)
+{
+	const struct sc_js_key *x = a, *y = b;
+
+	if (x->k_track != y->k_track)
+		return (x->k_track < y->k_track ? -1 : 1);
+	if (x->k_start != y->k_start)
+		return (x->k_start < y->k_start ? -1 : 1);
+	if (x->k_end != y->k_end)
+		return (x->k_end > y->k_end ? -1 : 1);
+	if (x->k_kind != y->k_kind)
+		return (x->k_kind < y->k_kind ? -1 : 1);
+	return (x->k_sl < y->k_sl ? -1 : x->k_sl > y->k_sl);
+}
+
+/* Keep the slices that nest in their track, the earlier one of a clash. */
+static int
+sc_js_nest(struct sc_js *js)
+{
+	struct sc_js_key *keys, *k;
+	size_t i, depth = 0, *stack;
+	int track = -1;
+
+	keys = calloc(js->js_nsl + 1, sizeof(*keys));
+	stack = calloc(js->js_nsl + 1, sizeof(*stack));
+	if (keys == NULL || stack == NULL) {
+		free(keys);
+		free(stack);
+		return (ENOMEM);
+	}
+	for (i = 0; i < js->js_nsl; i++) {
+		keys[i].k_start = sc_js_start(js, &js->js_sl[i]);
+		keys[i].k_end = sc_js_end(js, &js->js_sl[i]);
+		keys[i].k_track = sc_js_track(js,
+		    &js->js_recs[js->js_sl[i].sl_open]);
+		keys[i].k_kind = js->js_sl[i].sl_kind;
+		keys[i].k_sl = i;
+	}
+	qsort(keys, js->js_nsl, sizeof(*keys), sc_js_key_cmp);
+	for (i = 0; i < js->js_nsl; i++) {
+		k = &keys[i];
+		if (k->k_track != track) {
+			track = k->k_track;
+			depth = 0;
+		}
+		while (depth > 0 && keys[stack[depth - 1]].k_end <= k->k_start)
+			depth--;
+		if (depth > 0 && k->k_end > keys[stack[depth - 1]].k_end)
+			continue;
+		js->js_sl[k->k_sl].sl_kept = true;
+		stack[depth++] = i;
+	}
+	free(keys);
+	free(stack);
+	return (0);
+}
+
+static int
+sc_js_ipi_cmp(const void *a, const void *b)
+{
+	const struct sc_js_ipi *x = a, *y = b;
+
+	if (x->ip_id != y->ip_id)
+		return (x->ip_id < y->ip_id ? -1 : 1);
+	return (x->ip_sl < y->ip_sl ? -1 : x->ip_sl > y->ip_sl);
+}
+
+/*
+ * A flow for each IPI whose wait and handler slices are both drawn, the
+ * handler no earlier than the send: after a wrap, or when a handler reads
+ * the id of an IPI sent while it ran, one end has no partner.
+ */
+static int
+sc_js_flows(struct sc_js *js)
+{
+	struct sc_js_ipi *w, *h;
+	struct sc_js_slice *sl, *ws, *hs;
+	size_t i, j, nw = 0, nh = 0;
+
+	w = calloc(js->js_nsl + 1, sizeof(*w));
+	h = calloc(js->js_nsl + 1, sizeof(*h));
+	if (w == NULL || h == NULL) {
+		free(w);
+		free(h);
+		return (ENOMEM);
+	}
+	for (i = 0; i < js->js_nsl; i++) {
+		sl = &js->js_sl[i];
+		if (!sl->sl_kept || sl->sl_kind == SC_JS_CAPTURE)
+			continue;
+		if (sl->sl_kind == SC_JS_WAIT)
+			w[nw++] = (struct sc_js_ipi){
+			    js->js_recs[sl->sl_open].arg1, i };
+		else
+			h[nh++] = (struct sc_js_ipi){
+			    js->js_recs[sl->sl_open].arg1, i };
+	}
+	qsort(w, nw, sizeof(*w), sc_js_ipi_cmp);
+	qsort(h, nh, sizeof(*h), sc_js_ipi_cmp);
+	for (i = j = 0; i < nw && j < nh;) {
+		if (w[i].ip_id < h[j].ip_id)
+			i++;
+		else if (w[i].ip_id > h[j].ip_id)
+			j++;
+		else {
+			ws = &js->js_sl[w[i++].ip_sl];
+			hs = &js->js_sl[h[j++].ip_sl];
+			if (ws->sl_flow == 0 && hs->sl_flow == 0 &&
+			    sc_js_start(js, hs) >= sc_js_start(js, ws))
+				ws->sl_flow = hs->sl_flow =
+				    js->js_recs[ws->sl_open].arg1;
+		}
+	}
+	free(w);
+	free(h);
+	return (0);
+}
+
+/* ns since the trace's start, as microseconds with 3 decimals: exact, so a
+ * flow's ts is the same number as its slice's. */
+static void
+sc_js_us(FILE *fp, uint64_t ns)
+{
+	fprintf(fp, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+static void
+sc_js_string(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s != '\0'; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(fp, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(fp, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+/* An event as an instant, late by `nudge` ns (see sc_js_write()). */
+static void
+sc_js_instant(FILE *fp, const struct sc_js *js,
+    const struct sc_trace_record *r, uint64_t nudge)
+{
+	char line[256];
+
+	sc__trace_narrate(r, line, sizeof(line));
+	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT "\",\"ph\":\"i\","
+	    "\"s\":\"t\",\"ts\":", sc_trace_event_name(r->event));
+	sc_js_us(fp, r->ts_ns - js->js_base + nudge);
+	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"event\":\"%s\",\"seq\":%"
+	    PRIu64 ",\"td\":%d,\"arg0\":%" PRIu64 ",\"arg1\":%" PRIu64
+	    ",\"text\":", sc_js_track(js, r) + 1, sc_trace_event_name(r->event),
+	    r->seq, r->tid, r->arg0, r->arg1);
+	sc_js_string(fp, line);
+	fprintf(fp, "}}");
+}
+
+/*
+ * The slice, then its end of a flow (same ts, pid, tid and cat).  Its args
+ * are few: speedscope names a frame by its name and all its args; the
+ * events' own args and text are on their instants.
+ */
+static void
+sc_js_slice(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
+{
+	const struct sc_trace_record *open = &js->js_recs[sl->sl_open];
+	const struct sc_trace_record *close = &js->js_recs[sl->sl_close];
+	uint64_t start = sc_js_start(js, sl) - js->js_base;
+	int tid = sc_js_track(js, open) + 1;
+
+	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT "\",\"ph\":\"X\","
+	    "\"ts\":", sc_js_names[sl->sl_kind]);
+	sc_js_us(fp, start);
+	fprintf(fp, ",\"dur\":");
+	sc_js_us(fp, sc_js_end(js, sl) - sc_js_start(js, sl));
+	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"td\":%d", tid, open->tid);
+	if (sl->sl_kind == SC_JS_CAPTURE)
+		fprintf(fp, ",\"result\":\"%s\",\"depth\":%" PRIu64,
+		    sc_errname((int)close->arg0), close->arg1);
+	else if (sl->sl_kind == SC_JS_WAIT)
+		fprintf(fp, ",\"cpu\":%" PRIu64, open->arg0);
+	fprintf(fp, "}}");
+	if (sl->sl_flow == 0)
+		return;
+	fprintf(fp, ",\n{\"name\":\"IPI_TRACE\",\"cat\":\"" SC_JS_CAT "\","
+	    "\"ph\":\"%s\",%s\"id\":%" PRIu64 ",\"ts\":",
+	    sl->sl_kind == SC_JS_WAIT ? "s" : "f",
+	    sl->sl_kind == SC_JS_WAIT ? "" : "\"bp\":\"e\",", sl->sl_flow);
+	sc_js_us(fp, start);
+	fprintf(fp, ",\"pid\":1,\"tid\":%d}", tid);
+}
+
+static void
+sc_js_write(FILE *fp, const struct sc_js *js)
+{
+	const struct sc_js_slice *sl;
+	size_t i;
+	int t, ncpu = js->js_m->m_ncpu;
+
+	fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+	fprintf(fp, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+	    "\"tid\":1,\"args\":{\"name\":\"stackcap machine\"}}");
+	for (t = 0; t <= ncpu; t++) {
+		fprintf(fp, ",\n{\"name\":\"thread_name\",\"ph\":\"M\","
+		    "\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"", t + 1);
+		if (t < ncpu)
+			fprintf(fp, "cpu%d\"}}", t);
+		else
+			fprintf(fp, "plain pthreads\"}}");
+		fprintf(fp, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\","
+		    "\"pid\":1,\"tid\":%d,\"args\":{\"sort_index\":%d}}", t + 1,
+		    t);
+	}
+	/*
+	 * Every event is an instant.  That of an event that opens a slice
+	 * with a flow is written 1 ns late: DevTools binds a flow to the last
+	 * event (in its order, the shortest) with the flow's cat, pid, tid and
+	 * ts, and that must be the slice.
+	 */
+	for (i = 0; i < js->js_n; i++) {
+		sl = js->js_opens[i] >= 0 ? &js->js_sl[js->js_opens[i]] : NULL;
+		if (sl != NULL && !sl->sl_kept)
+			sl = NULL;
+		if (sl != NULL)
+			sc_js_slice(fp, js, sl);
+		sc_js_instant(fp, js, &js->js_recs[i],
+		    sl != NULL && sl->sl_flow != 0 ? 1 : 0);
+	}
+	fprintf(fp, "\n]}\n");
+}
+
+int
+sc_trace_write_json(struct sc_machine *m, FILE *fp)
+{
+	struct sc_trace_record *recs;
+	struct sc_js js;
+	long *state = NULL;
+	size_t i, n = 0;
+	int error = ENOMEM, ntracks = m->m_ncpu + 1;
+
+	if ((recs = sc__trace_take(m, &n)) == NULL)
+		return (m->m_trace == NULL ? ENOENT : ENOMEM);
+	memset(&js, 0, sizeof(js));
+	js.js_m = m;
+	js.js_recs = recs;
+	js.js_n = n;
+	js.js_base = sc__trace_base(recs, n);
+	js.js_sl = calloc(n + 1, sizeof(*js.js_sl));
+	js.js_opens = calloc(n + 1, sizeof(*js.js_opens));
+	js.js_link = calloc(n + 1, sizeof(*js.js_link));
+	state = calloc(4 * (size_t)ntracks, sizeof(*state));
+	if (js.js_sl == NULL || js.js_opens == NULL || js.js_link == NULL ||
+	    state == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		js.js_opens[i] = -1;
+	sc_js_pair(&js, state, state + ntracks, state + 2 * ntracks,
+	    state + 3 * ntracks);
+	if ((error = sc_js_nest(&js)) != 0 || (error = sc_js_flows(&js)) != 0)
+		goto out;
+	sc_js_write(fp, &js);
+	error = ferror(fp) ? EIO : 0;
+out:
+	free(state);
+	free(js.js_link);
+	free(js.js_opens);
+	free(js.js_sl);
+	free(recs);
+	return (error);
+}

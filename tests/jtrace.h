@@ -1,0 +1,295 @@
+/*
+ * jtrace: the rules every viewer needs of the Chrome trace-event JSON of
+ * sc_trace_write_json(), checked with cJSON, for tests/test_trace.c.
+ * Include after sc_test.h (CMocka) and <cjson/cJSON.h>.
+ */
+#ifndef JTRACE_H
+#define JTRACE_H
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+
+#include "stackcap.h"
+
+/* An event of the JSON: an X slice, a flow event or an instant. */
+struct jev {
+	const cJSON	*ev;
+	const char	*name;
+	const char	*ph;
+	double		pid, tid, ts, dur;
+	double		id;		/* flows */
+	int		td;		/* slices: args.td */
+};
+
+struct jtrace {
+	cJSON		*root;
+	struct jev	*slices, *flows, *instants;
+	size_t		nslices, nflows, ninstants;
+	double		cpu_tid[8];	/* thread_name "cpuN" -> tid */
+	double		pthread_tid;	/* thread_name "plain pthreads" */
+	int		ncpu;
+};
+
+static double
+jnum(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (!cJSON_IsNumber(v))
+		fail_msg("\"%s\" is not a number", key);
+	return (v->valuedouble);
+}
+
+static const char *
+jstr(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return (cJSON_IsString(v) ? v->valuestring : NULL);
+}
+
+/* How many of evs[0..n) are on (pid, tid) at ts exactly. */
+static int
+jcount_at(const struct jev *evs, size_t n, double pid, double tid, double ts)
+{
+	size_t i;
+	int found = 0;
+
+	for (i = 0; i < n; i++)
+		if (evs[i].pid == pid && evs[i].tid == tid && evs[i].ts == ts)
+			found++;
+	return (found);
+}
+
+/*
+ * Parse json and check the rules that make every viewer read it: one
+ * category for every event; no tid 0 (some Perfetto builds drop it); a
+ * thread_name per track; every flow start and end on the ts of one X slice
+ * of its pid/tid and of no other event there (Chrome DevTools binds a flow
+ * to an event of the same cat, pid, tid and ts), the end with "bp":"e"; no
+ * flow end without its start, and one start and one end per id.
+ */
+static void
+jtrace_parse(struct jtrace *jt, const char *json)
+{
+	const cJSON *ev, *evs, *args, *bp;
+	const char *ph, *cat, *the_cat = NULL, *tname;
+	struct jev *e;
+	size_t i, j, n;
+	int cpu, nstart, nend;
+
+	memset(jt, 0, sizeof(*jt));
+	jt->pthread_tid = -1;
+	for (i = 0; i < 8; i++)
+		jt->cpu_tid[i] = -1;
+	if ((jt->root = cJSON_Parse(json)) == NULL)
+		fail_msg("JSON does not parse near: %.40s", cJSON_GetErrorPtr());
+	evs = cJSON_GetObjectItemCaseSensitive(jt->root, "traceEvents");
+	assert_true(cJSON_IsArray(evs));
+	n = (size_t)cJSON_GetArraySize(evs);
+	jt->slices = calloc(n, sizeof(*jt->slices));
+	jt->flows = calloc(n, sizeof(*jt->flows));
+	jt->instants = calloc(n, sizeof(*jt->instants));
+	assert_true(jt->slices != NULL && jt->flows != NULL &&
+	    jt->instants != NULL);
+	cJSON_ArrayForEach(ev, evs) {
+		ph = jstr(ev, "ph");
+		assert_non_null(ph);
+		if (jnum(ev, "tid") == 0)
+			fail_msg("%s event \"%s\" on tid 0", ph, jstr(ev, "name"));
+		if (strcmp(ph, "M") == 0) {
+			args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+			tname = jstr(args, "name");
+			if (strcmp(jstr(ev, "name"), "thread_name") != 0 ||
+			    tname == NULL)
+				continue;
+			if (strcmp(tname, "plain pthreads") == 0)
+				jt->pthread_tid = jnum(ev, "tid");
+			else if (sscanf(tname, "cpu%d", &cpu) == 1 &&
+			    cpu >= 0 && cpu < 8) {
+				jt->cpu_tid[cpu] = jnum(ev, "tid");
+				if (cpu + 1 > jt->ncpu)
+					jt->ncpu = cpu + 1;
+			}
+			continue;
+		}
+		cat = jstr(ev, "cat");
+		if (cat == NULL)
+			fail_msg("%s event \"%s\" has no cat", ph,
+			    jstr(ev, "name"));
+		if (the_cat == NULL)
+			the_cat = cat;
+		else if (strcmp(cat, the_cat) != 0)
+			fail_msg("two categories: \"%s\" and \"%s\"", the_cat,
+			    cat);
+		if (strcmp(ph, "X") == 0)
+			e = &jt->slices[jt->nslices++];
+		else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0)
+			e = &jt->flows[jt->nflows++];
+		else
+			e = &jt->instants[jt->ninstants++];
+		e->ev = ev;
+		e->ph = ph;
+		e->name = jstr(ev, "name");
+		e->pid = jnum(ev, "pid");
+		e->tid = jnum(ev, "tid");
+		e->ts = jnum(ev, "ts");
+		if (ph[0] == 'X') {
+			e->dur = jnum(ev, "dur");
+			assert_true(e->dur >= 0);
+			args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+			e->td = (int)jnum(args, "td");
+		} else if (ph[0] == 's' || ph[0] == 'f')
+			e->id = jnum(ev, "id");
+	}
+	assert_true(jt->ncpu >= 1);
+	for (cpu = 0; cpu < jt->ncpu; cpu++)
+		assert_true(jt->cpu_tid[cpu] > 0);
+	assert_true(jt->pthread_tid > 0);
+	for (i = 0; i < jt->nflows; i++) {
+		e = &jt->flows[i];
+		if (jcount_at(jt->slices, jt->nslices, e->pid, e->tid,
+		    e->ts) != 1 || jcount_at(jt->instants, jt->ninstants,
+		    e->pid, e->tid, e->ts) != 0)
+			fail_msg("flow %s %.0f at ts %.3f tid %.0f: not one X "
+			    "slice and nothing else there", e->ph, e->id, e->ts,
+			    e->tid);
+		if (e->ph[0] == 'f') {
+			bp = cJSON_GetObjectItemCaseSensitive(e->ev, "bp");
+			assert_true(cJSON_IsString(bp) &&
+			    strcmp(bp->valuestring, "e") == 0);
+		}
+		nstart = nend = 0;
+		for (j = 0; j < jt->nflows; j++) {
+			if (jt->flows[j].id != e->id ||
+			    strcmp(jt->flows[j].name, e->name) != 0)
+				continue;
+			if (jt->flows[j].ph[0] == 's') {
+				nstart++;
+				if (e->ph[0] == 'f')
+					assert_true(jt->flows[j].ts <= e->ts);
+			} else
+				nend++;
+		}
+		if (nstart != 1 || nend != 1)
+			fail_msg("flow %.0f: %d starts, %d ends", e->id, nstart,
+			    nend);
+	}
+}
+
+static void
+jtrace_free(struct jtrace *jt)
+{
+	cJSON_Delete(jt->root);
+	free(jt->slices);
+	free(jt->flows);
+	free(jt->instants);
+}
+
+/* The JSON tid of the track of a record's cpu. */
+static double
+jtrace_track(const struct jtrace *jt, int cpu)
+{
+	if (cpu == SC_NOCPU)
+		return (jt->pthread_tid);
+	assert_true(cpu >= 0 && cpu < jt->ncpu);
+	return (jt->cpu_tid[cpu]);
+}
+
+/* How many X slices named `name` about td are on the track of cpu. */
+static int
+jtrace_count(const struct jtrace *jt, const char *name, int cpu, int td)
+{
+	double tid = jtrace_track(jt, cpu);
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < jt->nslices; i++)
+		if (jt->slices[i].tid == tid && jt->slices[i].td == td &&
+		    strcmp(jt->slices[i].name, name) == 0)
+			n++;
+	return (n);
+}
+
+/* Is there a flow (start and end) for IPI id? */
+static bool
+jtrace_has_flow(const struct jtrace *jt, uint64_t id)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < jt->nflows; i++)
+		if (jt->flows[i].id == (double)id)
+			n++;
+	return (n == 2);
+}
+
+/* Is there a record of `event` on cpu about tid in recs[from..to)? */
+static bool
+recs_have(const struct sc_trace_record *recs, size_t from, size_t to,
+    int event, int cpu, int tid)
+{
+	size_t i;
+
+	for (i = from; i < to; i++)
+		if (recs[i].event == event && recs[i].cpu == cpu &&
+		    recs[i].tid == tid)
+			return (true);
+	return (false);
+}
+
+/*
+ * Every capture whose CAPTURE_BEGIN and CAPTURE_DONE are both in recs is a
+ * "stack_save_td" slice on the requester's track; every handler whose
+ * IPI_RECEIVED and ANSWER_PUBLISHED are both there is a
+ * "stack_capture_intr" slice on its CPU's track; every IPI whose IPI_SENT
+ * and IPI_RECEIVED are both there is a flow.  Returns the captures seen.
+ */
+static int
+jtrace_check_records(const struct jtrace *jt,
+    const struct sc_trace_record *recs, size_t n)
+{
+	size_t i, j;
+	int ncaptures = 0;
+
+	for (i = 0; i < n; i++) {
+		switch (recs[i].event) {
+		case SC_TRACE_CAPTURE_DONE:
+			if (!recs_have(recs, 0, i, SC_TRACE_CAPTURE_BEGIN,
+			    recs[i].cpu, recs[i].tid))
+				break;
+			ncaptures++;
+			if (jtrace_count(jt, "stack_save_td", recs[i].cpu,
+			    recs[i].tid) < 1)
+				fail_msg("capture of td %d: no slice",
+				    recs[i].tid);
+			break;
+		case SC_TRACE_ANSWER_PUBLISHED:
+			if (!recs_have(recs, 0, i, SC_TRACE_IPI_RECEIVED,
+			    recs[i].cpu, recs[i].tid))
+				break;
+			if (jtrace_count(jt, "stack_capture_intr",
+			    recs[i].cpu, recs[i].tid) < 1)
+				fail_msg("handler on cpu%d: no slice",
+				    recs[i].cpu);
+			break;
+		case SC_TRACE_IPI_SENT:
+			for (j = i + 1; j < n; j++)
+				if (recs[j].event == SC_TRACE_IPI_RECEIVED &&
+				    recs[j].arg1 == recs[i].arg1)
+					break;
+			if (j < n && !jtrace_has_flow(jt, recs[i].arg1))
+				fail_msg("ipi %" PRIu64 ": no flow",
+				    recs[i].arg1);
+			break;
+		}
+	}
+	return (ncaptures);
+}
+
+#endif /* !JTRACE_H */
