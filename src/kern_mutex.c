@@ -1,76 +1,180 @@
 /*
- * Simulated sleep mutexes: the proc lock and the capture mutex.
+ * Spin locks, the thread lock, and simulated sleep mutexes.
  *
- * Kernel counterpart: sys/kern/kern_mutex.c (MTX_DEF mutexes, with the
- * turnstile replaced by a sleep queue on the mutex's address).  A simulated
- * thread may hold one across a switch and resume on another CPU pthread, so
- * these can never be pthread mutexes: a pthread mutex must be unlocked by
- * the pthread that locked it.  A simulated waiter sleeps (its CPU runs
- * other threads); a plain pthread waits on a futex.
+ * Kernel counterpart: sys/kern/kern_mutex.c: mtx_lock_spin(),
+ * thread_lock() and blocked_lock; MTX_DEF mutexes (the proc lock, the
+ * capture mutex), with the turnstile replaced by a sleep queue on the
+ * mutex's address.  A simulated thread may hold a sleep mutex across a
+ * switch and resume on another CPU pthread, so these can never be pthread
+ * mutexes: a pthread mutex must be unlocked by the pthread that locked it.
+ * A simulated waiter sleeps (its CPU runs other threads); a plain pthread
+ * waits on a futex.  Last, the host-locked sections (sc_internal.h).
  */
 #include <errno.h>
+#include <sched.h>
 
 #include "sc_internal.h"
+#include "sc_futex.h"
+
+/* Spin locks held by a plain pthread (it has no CPU to count them). */
+static __thread int sc_plain_held SC_TLS_IE;
+
+/* blocked_lock: td_lock points here while td's context is being saved. */
+struct sc_spin sc__blocked_lock = { .sp_name = "blocked lock" };
 
 /* ------------------------------------------------------------------------
- * Host-locked sections (sc_internal.h)
+ * Spin locks (MTX_SPIN) and thread_lock()
  * ------------------------------------------------------------------------ */
 
 void
-sc__host_enter(void)
+sc__spin_init(struct sc_spin *sp, const char *name)
 {
-	struct sc_thread *td = sc_curthread();
-
-	if (td == NULL)
-		return;
-	/* Only this thread and its CPU's handler read the count. */
-	atomic_store_explicit(&td->td_hostlocks, atomic_load_explicit(
-	    &td->td_hostlocks, memory_order_relaxed) + 1, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
+	atomic_init(&sp->sp_owner, 0);
+	sp->sp_name = name;
 }
 
 void
-sc__host_exit(void)
+sc__spin_lock(struct sc_machine *m, struct sc_spin *sp)
 {
-	struct sc_thread *td = sc_curthread();
 	struct sc_pcpu *pc;
+	uintptr_t self, zero;
 	int n;
 
-	if (td == NULL)
-		return;
-	atomic_signal_fence(memory_order_seq_cst);
-	n = atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) - 1;
-	atomic_store_explicit(&td->td_hostlocks, n, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	/*
-	 * An IPI_STOP may have found td inside the section and left it
-	 * alone: stop here, where td holds no host lock, with interrupts
-	 * on (the same condition under which the IPI would have stopped it).
-	 */
+	self = sc__owner_self();
+	SC_KASSERT(atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) !=
+	    self, , "spin lock \"%s\" recursed", sp->sp_name);
+	sc_spinlock_enter();
 	pc = sc__pcpu_get();
-	if (n == 0 && atomic_load(&td->td_machine->m_dying) &&
-	    atomic_load_explicit(&pc->pc_spinlock_count,
-	    memory_order_relaxed) == 0)
-		sc__cpu_stop(pc);
+	for (n = 0;; n++) {
+		zero = 0;
+		if (atomic_load_explicit(&sp->sp_owner,
+		    memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_weak_explicit(&sp->sp_owner, &zero,
+		    self, memory_order_acquire, memory_order_relaxed))
+			break;
+		if (n == 0 && m != NULL)
+			SC_CNT_INC(m, spin_waits);
+		/*
+		 * The holder's CPU pthread may be descheduled by Linux (more
+		 * simulated CPUs than real cores): spin briefly, then yield.
+		 */
+		if (n < 64)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
+	if (pc != NULL) {
+		SC_KASSERT(pc->pc_nheld < (int)(sizeof(pc->pc_held) /
+		    sizeof(pc->pc_held[0])), , "too many spin locks held");
+		pc->pc_held[pc->pc_nheld++] = sp;
+	} else
+		sc_plain_held++;
+}
+
+static void
+sc_spin_forget(struct sc_pcpu *pc, struct sc_spin *sp)
+{
+	int i;
+
+	for (i = pc->pc_nheld - 1; i >= 0; i--) {
+		if (pc->pc_held[i] != sp)
+			continue;
+		for (; i < pc->pc_nheld - 1; i++)
+			pc->pc_held[i] = pc->pc_held[i + 1];
+		pc->pc_nheld--;
+		return;
+	}
 }
 
 void
-sc__host_lock(pthread_mutex_t *mtx)
+sc__spin_unlock(struct sc_spin *sp)
 {
-	sc__host_enter();
-	/* Default mutexes: lock and unlock cannot fail when used right. */
-	(void)pthread_mutex_lock(mtx);
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	SC_KASSERT(atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) ==
+	    sc__owner_self(), , "spin lock \"%s\" not owned", sp->sp_name);
+	if (pc != NULL)
+		sc_spin_forget(pc, sp);
+	else
+		sc_plain_held--;
+	atomic_store_explicit(&sp->sp_owner, 0, memory_order_release);
+	sc_spinlock_exit();
+}
+
+bool
+sc__spin_owned(const struct sc_spin *sp)
+{
+	return (atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) ==
+	    sc__owner_self());
+}
+
+/*
+ * After a context switch the new thread owns the sched_lock that the old
+ * one took (sched_switch() does the same with sched_lock.mtx_lock).
+ */
+void
+sc__spin_handoff(struct sc_spin *sp, struct sc_thread *td)
+{
+	atomic_store_explicit(&sp->sp_owner, (uintptr_t)td,
+	    memory_order_relaxed);
+}
+
+int
+sc__spin_held_count(void)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	return (pc != NULL ? pc->pc_nheld : sc_plain_held);
+}
+
+/* A parked (panicked) thread gives back every spin lock it holds. */
+void
+sc__spin_release_all(struct sc_pcpu *pc)
+{
+	while (pc->pc_nheld > 0)
+		sc__spin_unlock(pc->pc_held[pc->pc_nheld - 1]);
+}
+
+/* thread_lock(): the pointer may change until we hold what it points to. */
+void
+sc_thread_lock(struct sc_thread *td)
+{
+	struct sc_spin *sp;
+
+	for (;;) {
+		sp = atomic_load_explicit(&td->td_lock, memory_order_acquire);
+		if (sp == &sc__blocked_lock) {
+			/* td's context is being saved: wait for cpu_switch. */
+			SC_CNT_INC(td->td_machine, blocked_waits);
+			while (atomic_load_explicit(&td->td_lock,
+			    memory_order_acquire) == &sc__blocked_lock)
+				__builtin_ia32_pause();
+			continue;
+		}
+		sc__spin_lock(td->td_machine, sp);
+		if (sp == atomic_load_explicit(&td->td_lock,
+		    memory_order_relaxed))
+			break;
+		sc__spin_unlock(sp);
+	}
 }
 
 void
-sc__host_unlock(pthread_mutex_t *mtx)
+sc_thread_unlock(struct sc_thread *td)
 {
-	(void)pthread_mutex_unlock(mtx);
-	sc__host_exit();
+	sc__spin_unlock(atomic_load_explicit(&td->td_lock,
+	    memory_order_relaxed));
+}
+
+int
+sc_thread_lock_owned(struct sc_thread *td)
+{
+	return (sc__spin_owned(atomic_load_explicit(&td->td_lock,
+	    memory_order_relaxed)));
 }
 
 /* ------------------------------------------------------------------------
- * Simulated sleep mutexes
+ * Sleep mutexes (MTX_DEF)
  * ------------------------------------------------------------------------ */
 
 void
@@ -188,4 +292,61 @@ bool
 sc__mtx_owned(const struct sc_mtx *mx)
 {
 	return (atomic_load(&mx->mx_owner) == sc__owner_self());
+}
+
+/* ------------------------------------------------------------------------
+ * Host-locked sections
+ * ------------------------------------------------------------------------ */
+
+void
+sc__host_enter(void)
+{
+	struct sc_thread *td = sc_curthread();
+
+	if (td == NULL)
+		return;
+	/* Only this thread and its CPU's handler read the count. */
+	atomic_store_explicit(&td->td_hostlocks, atomic_load_explicit(
+	    &td->td_hostlocks, memory_order_relaxed) + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+void
+sc__host_exit(void)
+{
+	struct sc_thread *td = sc_curthread();
+	struct sc_pcpu *pc;
+	int n;
+
+	if (td == NULL)
+		return;
+	atomic_signal_fence(memory_order_seq_cst);
+	n = atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) - 1;
+	atomic_store_explicit(&td->td_hostlocks, n, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	/*
+	 * An IPI_STOP may have found td inside the section and left it
+	 * alone: stop here, where td holds no host lock, with interrupts
+	 * on (the same condition under which the IPI would have stopped it).
+	 */
+	pc = sc__pcpu_get();
+	if (n == 0 && atomic_load(&td->td_machine->m_dying) &&
+	    atomic_load_explicit(&pc->pc_spinlock_count,
+	    memory_order_relaxed) == 0)
+		sc__cpu_stop(pc);
+}
+
+void
+sc__host_lock(pthread_mutex_t *mtx)
+{
+	sc__host_enter();
+	/* Default mutexes: lock and unlock cannot fail when used right. */
+	(void)pthread_mutex_lock(mtx);
+}
+
+void
+sc__host_unlock(pthread_mutex_t *mtx)
+{
+	(void)pthread_mutex_unlock(mtx);
+	sc__host_exit();
 }

@@ -50,6 +50,7 @@
 #endif
 
 #define SC_MAXCPU	256
+#define SC_PAGE_SIZE	4096
 
 /*
  * The sizes of the structs that callers allocate, as stackcap 0.1 had
@@ -196,6 +197,7 @@ struct sc_machine {
 	void		*m_kstack_cache[64]; /* (l) stacks of reaped threads */
 	int		m_nkstack_cache; /* (l) */
 	struct sc_pcpu	*m_pcpu;	/* (c) [m_ncpu] */
+	const struct sc_sched *m_sched;	/* (c) the scheduler */
 	struct sc_spin	m_sched_lock;	/* 4BSD's sched_lock */
 	struct sc_threadq m_runq;	/* (s) threads not bound */
 	_Atomic int	m_runq_len;	/* (s) */
@@ -234,7 +236,7 @@ struct sc_machine {
 #define SC_CNT_INC(m, f) \
 	__atomic_fetch_add(&(m)->m_cnt.f, 1, __ATOMIC_RELAXED)
 
-/* panic.c */
+/* kern_shutdown.c */
 void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 /*
@@ -274,7 +276,7 @@ sc__text_lookup(uintptr_t pc, const struct sc_range *text, size_t ntext,
 	return (false);
 }
 
-/* frame_bounds.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
+/* link_elf.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
 size_t	sc__ranges_sort_merge(struct sc_range *r, size_t n);
 /* The executable segments of the loaded objects whose file name (without
  * its directory; "" for the main program) want() accepts, or of all when
@@ -282,18 +284,20 @@ size_t	sc__ranges_sort_merge(struct sc_range *r, size_t n);
 int	sc__exec_ranges(bool (*want)(const char *base), struct sc_range **rp,
 	    size_t *np);
 
-/* cpu_switch_amd64.S */
+/* cpu_switch.S */
 void	sc__cpu_switch(struct sc_pcb *oldpcb, const struct sc_pcb *newpcb,
 	    _Atomic(struct sc_spin *) *oldlockp, struct sc_spin *mtx);
 void	sc__fork_trampoline(void);
-__attribute__((noreturn)) void sc__fork_exit(struct sc_thread *td);
 void	sc__user_enter(void (*fn)(void *), void *arg, void *stacktop);
 
-/* spinlock.c */
+/* subr_pcpu.c */
 struct sc_pcpu *sc__pcpu_get(void);
 struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler: no noipa call */
 void	sc__pcpu_set(struct sc_pcpu *pc);
 uintptr_t sc__owner_self(void);
+bool	sc__curthread_kstack(struct sc_range *r);
+
+/* kern_mutex.c: spin locks (thread_lock() is public) */
 void	sc__spin_init(struct sc_spin *sp, const char *name);
 void	sc__spin_lock(struct sc_machine *m, struct sc_spin *sp);
 void	sc__spin_unlock(struct sc_spin *sp);
@@ -302,6 +306,14 @@ void	sc__spin_handoff(struct sc_spin *sp, struct sc_thread *td);
 int	sc__spin_held_count(void);
 void	sc__spin_release_all(struct sc_pcpu *pc);
 extern struct sc_spin sc__blocked_lock;
+
+/* kern_mutex.c: sleep mutexes */
+void	sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt);
+void	sc__mtx_lock(struct sc_mtx *mx);
+int	sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns);
+void	sc__mtx_unlock(struct sc_mtx *mx);
+void	sc__mtx_unlock_as(struct sc_mtx *mx, uintptr_t owner);
+bool	sc__mtx_owned(const struct sc_mtx *mx);
 
 /*
  * kern_mutex.c: host-locked sections.  A simulated thread that holds a lock
@@ -317,34 +329,81 @@ void	sc__host_exit(void);
 void	sc__host_lock(pthread_mutex_t *mtx);
 void	sc__host_unlock(pthread_mutex_t *mtx);
 
-/* kern_mutex.c */
-void	sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt);
-void	sc__mtx_lock(struct sc_mtx *mx);
-int	sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns);
-void	sc__mtx_unlock(struct sc_mtx *mx);
-void	sc__mtx_unlock_as(struct sc_mtx *mx, uintptr_t owner);
-bool	sc__mtx_owned(const struct sc_mtx *mx);
+/*
+ * Lock assertions (mtx_assert(..., MA_OWNED), THREAD_LOCK_ASSERT()): a
+ * precondition that a comment would only state.  Active in every build,
+ * as KASSERTs are; on failure the function returns (void functions only).
+ */
+#define SC_SPIN_ASSERT_OWNED(sp)					\
+	SC_KASSERT(sc__spin_owned(sp), , "spin lock \"%s\" not owned",	\
+	    (sp)->sp_name)
+#define SC_THREAD_LOCK_ASSERT(td)					\
+	SC_KASSERT(sc_thread_lock_owned(td), , "thread %d not locked",	\
+	    (td)->td_tid)
+#define SC_MTX_ASSERT_OWNED(mx)						\
+	SC_KASSERT(sc__mtx_owned(mx), , "mutex \"%s\" not owned",	\
+	    (mx)->mx_name)
 
-/* sleepqueue.c */
+/* subr_sleepqueue.c */
 struct sc_spin *sc__sleepq_lock(const void *wchan);
 void	sc__sleepq_release(const void *wchan);
 void	sc__sleepq_wait(const void *wchan, const char *wmesg);
+void	sc__sleepq_broadcast(const void *wchan);
 void	sc__sleepq_remove_machine(struct sc_machine *m);
 
-/* sched_sim.c */
-bool	sc__curthread_kstack(struct sc_range *r);
+/*
+ * The scheduler interface (sched_4bsd.c; FreeBSD's sched_*() of
+ * sys/sys/sched.h).  A second scheduler is a second table, not an edit of
+ * the first.  Each entry says what it is called with.
+ */
+struct sc_sched {
+	const char	*sched_name;
+	/* A new thread's td_lock, before it is visible. */
+	void		(*sched_newthread)(struct sc_thread *td);
+	/* td's lock held (any lock), no inhibitors: put td on a run queue. */
+	void		(*sched_add)(struct sc_thread *td);
+	/* td on a run queue, its lock held: take it off (swapout). */
+	void		(*sched_rem)(struct sc_thread *td);
+	/* Does a thread wait for a CPU of pc's?  Any context; a hint. */
+	bool		(*sched_runnable)(struct sc_pcpu *pc);
+	/* td == curthread, its lock held: choose the next thread, switch;
+	 * return when td runs again, holding its lock. */
+	void		(*sched_switch)(struct sc_thread *td, struct sc_pcpu *pc);
+	/* td == curthread, its lock held: bind to cpu (NOCPU: unbind). */
+	void		(*sched_bind)(struct sc_thread *td, int cpu);
+	/* A CPU pthread, before its first switch to its idle thread: take
+	 * the lock that a thread starting in fork_exit() holds. */
+	void		(*sched_throw)(struct sc_pcpu *pc);
+	/* td's first code: td owns the lock it was switched in with. */
+	void		(*sched_fork_exit)(struct sc_thread *td);
+};
+extern const struct sc_sched sc__sched_4bsd;
+
+/* kern_synch.c */
 void	sc__mi_switch(struct sc_thread *td);
-void	sc__switch_done(void);
-__attribute__((noreturn)) void sc__thread_park(struct sc_thread *td);
-__attribute__((noreturn)) void sc__cpu_stop(struct sc_pcpu *pc);
-void	sc__sched_add(struct sc_thread *td);
 void	sc__setrunnable(struct sc_thread *td);
 void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
+
+/* kern_thread.c */
+int	sc__thread_alloc(struct sc_proc *p, const char *name,
+	    void (*fn)(void *), void *arg, bool idle, struct sc_thread **tdp);
+__attribute__((noreturn)) void sc__fork_exit(struct sc_thread *td);
+void	sc__switch_done(void);
+void	sc__ustack_free(struct sc_thread *td);
+__attribute__((noreturn)) void sc__thread_park(struct sc_thread *td);
+
+/* kern_idle.c */
+void	sc__idle_loop(void *arg);
+void	sc__cpu_idle_wakeup(struct sc_machine *m, struct sc_pcpu *pc);
+
+/* machine.c */
+__attribute__((noreturn)) void sc__cpu_leave(struct sc_pcpu *pc,
+	    struct sc_thread *td);
+__attribute__((noreturn)) void sc__cpu_stop(struct sc_pcpu *pc);
+
+/* stack_machdep.c: the hooks (they sit with the protocol) */
 void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
 	    struct sc_thread *td);
-long	sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
-uint64_t sc__now_ns(void);
-void	sc__futex_wake(_Atomic uint32_t *uaddr, int n);
 
 /* trace.c */
 int	sc__trace_init(struct sc_machine *m, size_t nevents);
@@ -362,7 +421,7 @@ void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
 		    (uint64_t)(a0), (uint64_t)(a1));			\
 } while (0)
 
-/* ipi_sim.c */
+/* mp_x86.c */
 int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);
@@ -371,7 +430,7 @@ void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td);
 void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 bool	sc__ipi_handler_ours(int signo);
 
-/* stack_save_td.c: the IPI_TRACE handler side (stack_capture_intr()). */
+/* stack_machdep.c: the IPI_TRACE handler side (stack_capture_intr()). */
 void	sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	    const struct sc_intr_frame *frame);
 

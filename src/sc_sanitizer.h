@@ -94,6 +94,14 @@ sc__san_tsan_destroy_fiber(void *fiber)
 #endif
 }
 
+/* Tell the sanitizers about a switch to `to` (fakep NULL: no return). */
+static inline void
+sc__san_fiber_switch(void **fakep, struct sc_range to, void *to_tsan_fiber)
+{
+	sc__san_start_switch(fakep, to);
+	sc__san_tsan_switch(to_tsan_fiber);
+}
+
 /* Forget ASan's poisoning of a stack about to be unmapped or protected. */
 static inline void
 sc__san_unpoison(struct sc_range r)

@@ -126,8 +126,8 @@ test_narrated_user_mode(void **state)
 	static const char *const lines[] = {
 		"requester: ipi_cpu(cpu",
 		": IPI_TRACE received, interrupted td 100002",
-		": walked 0 frames of td 100002 (interrupted outside the "
-		    "kernel stack: user mode)",
+		(": walked 0 frames of td 100002 (interrupted outside the "
+		    "kernel stack: user mode)"),
 		"requester: stack_save_td(td 100002) returns EBUSY, 0 frames",
 	};
 	struct outputs o;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sc_internal.h"
+#include "sc_futex.h"
 #include "sc_sanitizer.h"
 
 #define SC_SIGSTACK_LEN	(64 * 1024 * SC_SAN_STACK_SCALE)

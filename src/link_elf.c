@@ -1,10 +1,13 @@
 /*
- * Frame checks as pure functions, and the process's "kernel text".
+ * The process's "kernel text": where a return address must point for the
+ * walker to take it.
  *
- * Kernel counterparts: kstack_contains() (sys/sys/proc.h) for the bounds
- * of a frame record, INKERNEL() (sys/amd64/include/param.h) for "is this a
- * kernel text address".  Here the text is every executable segment of the
- * process, so that the frames of test programs and of the library count.
+ * Kernel counterparts: the kernel linker's view of the loaded objects
+ * (sys/kern/link_elf.c, and linker_search_symbol() for kldload'ed
+ * modules), behind INKERNEL() (sys/amd64/include/param.h).  Here the text
+ * is every executable segment of the process, found with
+ * dl_iterate_phdr(), so that the frames of test programs and of the
+ * library count; sc_text_refresh() is the kldload of dlopen().
  */
 #include <errno.h>
 #include <link.h>
@@ -24,23 +27,6 @@ struct sc_textset {
 
 static _Atomic(struct sc_textset *) sc_text_cur;
 static pthread_mutex_t sc_text_mtx = PTHREAD_MUTEX_INITIALIZER;
-
-int
-sc_frame_in_range(uintptr_t fp, struct sc_range r)
-{
-	/* [fp, fp + 16) inside [lo, hi), written so that nothing overflows. */
-	if (r.hi < r.lo || r.hi - r.lo < 16)
-		return (0);
-	return (fp >= r.lo && fp <= r.hi - 16);
-}
-
-int
-sc_pc_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
-{
-	struct sc_range hit;
-
-	return (sc__text_lookup(pc, text, ntext, &hit));
-}
 
 struct sc_text_build {
 	bool		(*want)(const char *base);

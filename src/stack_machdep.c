@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sc_internal.h"
+#include "sc_futex.h"
 #include "sc_sanitizer.h"
 
 /*
@@ -408,76 +409,36 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	return (error);
 }
 
-/* The thread after td in p's list (the first when td is NULL). */
-static struct sc_thread *
-sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
+/* ------------------------------------------------------------------------
+ * Race-injection hooks (DESIGN.md section 3)
+ * ------------------------------------------------------------------------ */
+
+void
+sc_machine_set_hook(struct sc_machine *m, sc_hook_fn fn, void *arg)
 {
-	struct sc_thread *next;
+	struct sc_hook *h = NULL, *old;
 
-	sc__host_lock(&p->p_machine->m_list_mtx);
-	next = td == NULL ? p->p_threads : td->td_plist;
-	sc__host_unlock(&p->p_machine->m_list_mtx);
-	return (next);
-}
-
-/*
- * sysctl_kern_proc_kstack(): the proc lock keeps p's threads from exiting
- * or swapping; each thread lock, from starting or stopping to run while
- * its stack is read from the pcb.
- */
-int
-sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
-    size_t *n)
-{
-	return (sc_proc_kstack_sz(p, out, SC__KSTACK_SIZE_V0, max, n));
-}
-
-int
-sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
-    size_t max, size_t *n)
-{
-	struct sc_thread *td;
-	struct sc_kstack *kk;
-	size_t i = 0, known;
-
-	SC_KASSERT(p != NULL && n != NULL && (out != NULL || max == 0), EINVAL,
-	    "NULL argument");
-	if (elsize < SC__KSTACK_SIZE_V0)
-		return (EINVAL);
-	/* The part of each element that this library knows of. */
-	known = elsize < sizeof(*kk) ? elsize : sizeof(*kk);
-	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
-	    "proc %d: proc lock already held", p->p_pid);
-	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
-	    "proc %d: the caller holds a spin lock (a thread lock?)",
-	    p->p_pid);
-	sc_proc_lock(p);
-	for (td = sc_proc_next_thread(p, NULL); td != NULL;
-	    td = sc_proc_next_thread(p, td)) {
-		if (atomic_load(&td->td_state) == SC_TDS_INACTIVE)
-			continue;
-		if (i < max) {
-			/* Elements are the caller's size apart. */
-			kk = (struct sc_kstack *)(void *)((char *)out +
-			    i * elsize);
-			memset((char *)kk + SC__KSTACK_SIZE_V0, 0,
-			    known - SC__KSTACK_SIZE_V0);
-			kk->tid = td->td_tid;
-			snprintf(kk->tdname, sizeof(kk->tdname), "%s",
-			    td->td_name);
-			sc_thread_lock(td);
-			if (TD_IS_SWAPPED(td)) {
-				kk->state = SC_KKST_STATE_SWAPPED;
-				sc_stack_zero(&kk->stack);
-			} else if (sc_stack_save_td(&kk->stack, td) == 0)
-				kk->state = SC_KKST_STATE_STACKOK;
-			else
-				kk->state = SC_KKST_STATE_RUNNING;
-			sc_thread_unlock(td);
-		}
-		i++;
+	if (fn != NULL) {
+		h = calloc(1, sizeof(*h));
+		SC_KASSERT(h != NULL, , "cannot allocate a hook");
+		h->h_fn = fn;
+		h->h_arg = arg;
 	}
-	sc_proc_unlock(p);
-	*n = i;
-	return (0);
+	old = atomic_exchange(&m->m_hook, h);
+	if (old == NULL)
+		return;
+	sc__host_lock(&m->m_list_mtx);
+	old->h_next = m->m_hooks_old;
+	m->m_hooks_old = old;
+	sc__host_unlock(&m->m_list_mtx);
+}
+
+void
+sc__hook(struct sc_machine *m, enum sc_hook_point pt, struct sc_thread *td)
+{
+	struct sc_hook *h = atomic_load_explicit(&m->m_hook,
+	    memory_order_acquire);
+
+	if (h != NULL)
+		h->h_fn(h->h_arg, pt, td);
 }

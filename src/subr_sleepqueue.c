@@ -2,8 +2,8 @@
  * Sleep queues: sleep on a wait channel, wake up every sleeper of one.
  *
  * Kernel counterpart: sys/kern/subr_sleepqueue.c (sleepq_lock,
- * sleepq_add, sleepq_wait, sleepq_broadcast) and sys/kern/kern_synch.c
- * (sleep/wakeup).  The chains are global, hashed by wait channel, so a
+ * sleepq_add, sleepq_wait, sleepq_broadcast); sleep() and wakeup() on top
+ * of them are in kern_synch.c.  The chains are global, hashed by wait channel, so a
  * plain pthread can wake any machine's sleepers.  A sleeping thread's
  * td_lock is its chain lock, as in the kernel: holding it keeps the thread
  * asleep.
@@ -89,18 +89,9 @@ sc__sleepq_wait(const void *wchan, const char *wmesg)
 	sc__switch_done();
 }
 
+/* sleepq_broadcast(): make every sleeper of wchan runnable. */
 void
-sc_sleep(const void *wchan, const char *wmesg)
-{
-	SC_KASSERT(sc_curthread() != NULL, ,
-	    "sc_sleep(\"%s\") outside a simulated thread", wmesg);
-	sc__sleepq_lock(wchan);
-	sc__sleepq_wait(wchan, wmesg);
-	__asm__ volatile("" ::: "memory");	/* no tail call: keep the frame */
-}
-
-void
-sc_wakeup(const void *wchan)
+sc__sleepq_broadcast(const void *wchan)
 {
 	struct sc_sleepq_chain *sc = sc_sleepq_chain(wchan);
 	struct sc_thread *td, *next;

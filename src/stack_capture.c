@@ -1,14 +1,35 @@
 /*
- * The frame-pointer walker and stack_save() for the calling thread.
+ * The frame-pointer walker, its pure frame checks, and stack_save() for the
+ * calling thread.
  *
- * Kernel counterpart: sys/x86/x86/stack_machdep.c (stack_capture(),
- * stack_save()).  The protocol for other threads (stack_save_td()) lives in
- * stack_save_td.c; the handler side in ipi_sim.c.
+ * Kernel counterparts: stack_capture() and stack_save() in
+ * sys/x86/x86/stack_machdep.c; kstack_contains() (sys/amd64/include/
+ * stack.h) for the bounds of a frame record; INKERNEL()
+ * (sys/amd64/include/param.h) for "is this kernel text" (the text itself
+ * is link_elf.c's).  The protocol for other threads (stack_save_td()) is
+ * stack_machdep.c; the handler side, mp_x86.c.
  */
 #include <pthread.h>
 #include <stdbool.h>
 
 #include "sc_internal.h"
+
+int
+sc_frame_in_range(uintptr_t fp, struct sc_range r)
+{
+	/* [fp, fp + 16) inside [lo, hi), written so that nothing overflows. */
+	if (r.hi < r.lo || r.hi - r.lo < 16)
+		return (0);
+	return (fp >= r.lo && fp <= r.hi - 16);
+}
+
+int
+sc_pc_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
+{
+	struct sc_range hit;
+
+	return (sc__text_lookup(pc, text, ntext, &hit));
+}
 
 /*
  * The one helper that loads another thread's frame records.  A frame record

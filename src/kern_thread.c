@@ -1,0 +1,423 @@
+/*
+ * Threads: creation, the kernel stacks, exit and reaping, join, parking,
+ * and the thread accessors.
+ *
+ * Kernel counterparts: sys/kern/kern_thread.c (thread_alloc(),
+ * thread_exit(), thread_stash()/thread_reap(), thread_suspend_one()),
+ * sys/kern/kern_fork.c (fork_exit()), sys/vm/vm_glue.c (kernel stacks and
+ * their cache, vm_thread_new()), sys/kern/kern_intr.c (ithread_create(),
+ * ithread_schedule()).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sc_internal.h"
+#include "sc_futex.h"
+#include "sc_sanitizer.h"
+
+static void	sc_kstack_free(struct sc_machine *m, void *map);
+
+enum sc_td_state
+sc_thread_state(const struct sc_thread *td)
+{
+	return ((enum sc_td_state)atomic_load(&td->td_state));
+}
+
+int
+sc_thread_inhibitors(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_inhibitors));
+}
+
+int
+sc_thread_oncpu(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_oncpu));
+}
+
+int
+sc_thread_lastcpu(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_lastcpu));
+}
+
+int
+sc_thread_tid(const struct sc_thread *td)
+{
+	return (td->td_tid);
+}
+
+const char *
+sc_thread_name(const struct sc_thread *td)
+{
+	return (td->td_name);
+}
+
+const char *
+sc_thread_wmesg(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_wmesg));
+}
+
+struct sc_proc *
+sc_thread_proc(const struct sc_thread *td)
+{
+	return (td->td_proc);
+}
+
+int
+sc_thread_exited(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_exited) != 0);
+}
+
+/* ------------------------------------------------------------------------
+ * Kernel stacks, creation
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Kernel stacks, with a cache of the stacks of reaped threads (the kernel
+ * keeps one too, vm_thread_stack_create()/kstack_cache).  The thread
+ * structs themselves are never reused: they stay type-stable and say
+ * "exited" for as long as the machine lives.
+ */
+static void *
+sc_kstack_alloc(struct sc_machine *m)
+{
+	size_t len = SC_PAGE_SIZE + m->m_kstack_len;
+	void *map = NULL;
+
+	sc__host_lock(&m->m_list_mtx);
+	if (m->m_nkstack_cache > 0)
+		map = m->m_kstack_cache[--m->m_nkstack_cache];
+	sc__host_unlock(&m->m_list_mtx);
+	if (map != NULL)
+		return (map);
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (map == MAP_FAILED)
+		return (NULL);
+	/*
+	 * The guard page below the stack: an overflow faults at once.  The
+	 * mprotect() splits the mapping in two, which fails at the mapping
+	 * limit (vm.max_map_count): no thread without its guard.
+	 */
+	if (mprotect(map, SC_PAGE_SIZE, PROT_NONE) != 0) {
+		(void)munmap(map, len);
+		return (NULL);
+	}
+	return (map);
+}
+
+static void
+sc_kstack_free(struct sc_machine *m, void *map)
+{
+	struct sc_range r;
+
+	r.lo = (uintptr_t)map + SC_PAGE_SIZE;
+	r.hi = r.lo + m->m_kstack_len;
+	sc__san_unpoison(r);
+	sc__host_lock(&m->m_list_mtx);
+	if (m->m_nkstack_cache < (int)(sizeof(m->m_kstack_cache) /
+	    sizeof(m->m_kstack_cache[0]))) {
+		m->m_kstack_cache[m->m_nkstack_cache++] = map;
+		map = NULL;
+	}
+	sc__host_unlock(&m->m_list_mtx);
+	/* A whole mapping: munmap() splits nothing and cannot fail. */
+	if (map != NULL)
+		(void)munmap(map, SC_PAGE_SIZE + m->m_kstack_len);
+}
+
+/* Unmap td's user stack, forgetting the ASan poisoning of its frames (a
+ * thread stopped in user mode never returned from them). */
+void
+sc__ustack_free(struct sc_thread *td)
+{
+	struct sc_range r;
+
+	if (td->td_ustack == NULL)
+		return;
+	r.lo = (uintptr_t)td->td_ustack;
+	r.hi = r.lo + td->td_ustack_len;
+	sc__san_unpoison(r);
+	(void)munmap(td->td_ustack, td->td_ustack_len);
+	td->td_ustack = NULL;
+}
+
+int
+sc__thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, bool idle, struct sc_thread **tdp)
+{
+	struct sc_machine *m = p->p_machine;
+	struct sc_thread *td;
+	uintptr_t *sp;
+	void *map;
+
+	td = calloc(1, sizeof(*td));
+	if (td == NULL)
+		return (ENOMEM);
+	td->td_kstack_maplen = SC_PAGE_SIZE + m->m_kstack_len;
+	map = sc_kstack_alloc(m);
+	if (map == NULL) {
+		free(td);
+		return (ENOMEM);
+	}
+	td->td_kstack_map = map;
+	td->td_kstack.lo = (uintptr_t)map + SC_PAGE_SIZE;
+	td->td_kstack.hi = (uintptr_t)map + td->td_kstack_maplen;
+
+	/*
+	 * The first switch to td pops the six registers that cpu_switch
+	 * saves (%rbp = 0, %rbx = td) and returns into fork_trampoline with
+	 * %rsp 16-byte aligned, as a call expects.
+	 */
+	sp = (uintptr_t *)(td->td_kstack.hi - 72);
+	sp[0] = 0;				/* %rbp */
+	sp[1] = sp[2] = sp[3] = sp[4] = 0;	/* %r15 .. %r12 */
+	sp[5] = (uintptr_t)td;			/* %rbx */
+	sp[6] = (uintptr_t)sc__fork_trampoline;
+	td->td_pcb.pcb_rsp = (uintptr_t)sp;
+	td->td_pcb.pcb_rbp = 0;
+
+	td->td_machine = m;
+	td->td_proc = p;
+	td->td_fn = fn;
+	td->td_arg = arg;
+	td->td_idle = idle;
+	td->td_bound = SC_NOCPU;
+	snprintf(td->td_name, sizeof(td->td_name), "%s", name);
+	m->m_sched->sched_newthread(td);
+	atomic_init(&td->td_state, SC_TDS_INACTIVE);
+	atomic_init(&td->td_oncpu, SC_NOCPU);
+	atomic_init(&td->td_lastcpu, SC_NOCPU);
+	td->td_tsan_fiber = sc__san_tsan_create_fiber();
+
+	sc__host_lock(&m->m_list_mtx);
+	td->td_tid = m->m_nexttid++;
+	*p->p_threads_tail = td;
+	p->p_threads_tail = &td->td_plist;
+	p->p_nthreads++;
+	sc__host_unlock(&m->m_list_mtx);
+	*tdp = td;
+	return (0);
+}
+
+static int
+sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, bool iwait, struct sc_thread **tdp)
+{
+	struct sc_machine *m;
+	struct sc_thread *td;
+	struct sc_spin *held;
+	int error;
+
+	if (p == NULL || name == NULL || fn == NULL || tdp == NULL)
+		return (EINVAL);
+	m = p->p_machine;
+	if (atomic_load(&m->m_dying))
+		return (EINVAL);
+	/* One host section: a stop inside would lose the new thread. */
+	sc__host_enter();
+	error = sc__thread_alloc(p, name, fn, arg, false, &td);
+	if (error == 0) {
+		sc_thread_lock(td);
+		held = atomic_load(&td->td_lock);
+		if (iwait) {
+			atomic_store(&td->td_inhibitors, SC_TDI_IWAIT);
+			sc__td_set_state(td, SC_TDS_INHIBITED);
+		} else
+			sc__setrunnable(td);
+		sc__spin_unlock(held);
+		*tdp = td;
+	}
+	sc__host_exit();
+	return (error);
+}
+
+int
+sc_thread_create(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, struct sc_thread **tdp)
+{
+	return (sc_thread_create1(p, name, fn, arg, false, tdp));
+}
+
+int
+sc_ithread_create(struct sc_proc *p, const char *name, void (*fn)(void *),
+    void *arg, struct sc_thread **tdp)
+{
+	return (sc_thread_create1(p, name, fn, arg, true, tdp));
+}
+
+int
+sc_ithread_schedule(struct sc_thread *td)
+{
+	struct sc_spin *held;
+	int error = 0;
+
+	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
+	SC_KASSERT(!sc_thread_lock_owned(td), EINVAL,
+	    "thread %d: the caller holds its thread lock", td->td_tid);
+	sc_thread_lock(td);
+	held = atomic_load(&td->td_lock);
+	if ((atomic_load(&td->td_inhibitors) & SC_TDI_IWAIT) == 0)
+		error = EINVAL;
+	else if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_IWAIT) &
+	    ~SC_TDI_IWAIT) == 0)
+		sc__setrunnable(td);
+	sc__spin_unlock(held);
+	return (error);
+}
+
+/* ------------------------------------------------------------------------
+ * First run, exit, reaping, join, parking
+ * ------------------------------------------------------------------------ */
+
+__attribute__((noreturn)) static void sc_thread_exit(struct sc_thread *td);
+
+/* fork_exit(): a new thread's first code, entered holding the lock its
+ * scheduler hands it (sched_fork_exit()). */
+void
+sc__fork_exit(struct sc_thread *td)
+{
+	sc__san_finish_switch(NULL);
+	td->td_machine->m_sched->sched_fork_exit(td);
+	sc_thread_unlock(td);
+	sc__switch_done();
+	td->td_fn(td->td_arg);
+	sc_thread_exit(td);
+}
+
+/* thread_exit(): the proc lock keeps a thread from exiting. */
+static void
+sc_thread_exit(struct sc_thread *td)
+{
+	sc_proc_lock(td->td_proc);
+	sc_thread_lock(td);
+	sc__td_set_state(td, SC_TDS_INACTIVE);
+	sc__pcpu_get()->pc_deadthread = td;
+	SC_CNT_INC(td->td_machine, exits);
+	sc__mi_switch(td);
+	/* Only a machine that is being destroyed ever gets here. */
+	abort();
+}
+
+/*
+ * After every return from a switch, once the sched_lock is dropped: reap
+ * the thread that exited on this CPU (thread_stash()/thread_reap()).  It
+ * exited holding its proc lock, so that no one saw it gone while holding
+ * that lock; release it on its behalf now.
+ */
+void
+sc__switch_done(void)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+	struct sc_thread *td;
+	void *map;
+
+	if (pc == NULL || (td = pc->pc_deadthread) == NULL)
+		return;
+	pc->pc_deadthread = NULL;
+	/*
+	 * Nothing reads a reaped thread's stacks: it is INACTIVE, so
+	 * stack_save_td() answers ESRCH without a walk.  The map is
+	 * forgotten before the free: sc_kstack_free() takes a host lock, at
+	 * whose end a dying machine may stop this thread, and
+	 * sc_machine_free() must not unmap the stack a second time.
+	 */
+	map = td->td_kstack_map;
+	td->td_kstack_map = NULL;
+	sc_kstack_free(td->td_machine, map);
+	sc__ustack_free(td);
+	sc__mtx_unlock_as(&td->td_proc->p_mtx, (uintptr_t)td);
+	atomic_store(&td->td_exited, 1);
+	sc__futex_wake(&td->td_exited, 1 << 30);
+	sc_wakeup(td);
+}
+
+/* A thread that will never exit: an idle thread, or a parked one. */
+static bool
+sc_thread_never_exits(const struct sc_thread *td)
+{
+	return (td->td_idle || (atomic_load(&td->td_inhibitors) &
+	    SC_TDI_SUSPENDED) != 0);
+}
+
+int
+sc_thread_join(struct sc_thread *td)
+{
+	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
+	if (td == sc_curthread())
+		return (EDEADLK);
+	for (;;) {
+		if (atomic_load(&td->td_exited) != 0)
+			return (0);
+		if (sc_thread_never_exits(td))
+			return (EINVAL);
+		if (sc_curthread() != NULL) {
+			/* A park or the reap wakes td's channel, after the
+			 * change that we re-check under the chain lock. */
+			sc__sleepq_lock(td);
+			if (atomic_load(&td->td_exited) != 0 ||
+			    sc_thread_never_exits(td)) {
+				sc__sleepq_release(td);
+				continue;
+			}
+			sc__sleepq_wait(td, "join");
+		} else {
+			/* The bound re-checks for a park, which does not
+			 * change the futex word. */
+			sc__futex_wait(&td->td_exited, 0, 100 * 1000 * 1000L);
+		}
+	}
+}
+
+/*
+ * A parked thread gives back the proc locks it holds, as it gives back its
+ * spin locks: otherwise no other thread of those processes could ever exit
+ * or be swapped, and sc_proc_kstack() on them would never return.
+ */
+static void
+sc_park_release_proc_locks(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_proc *p, *held[16];
+	int i, n = 0;
+
+	sc__host_lock(&m->m_list_mtx);
+	for (p = m->m_procs; p != NULL && n < 16; p = p->p_next)
+		if (atomic_load(&p->p_mtx.mx_owner) == (uintptr_t)td)
+			held[n++] = p;
+	sc__host_unlock(&m->m_list_mtx);
+	for (i = 0; i < n; i++)
+		sc__mtx_unlock_as(&held[i]->p_mtx, (uintptr_t)td);
+}
+
+/* Park the calling thread for good (a KASSERT handler returned). */
+void
+sc__thread_park(struct sc_thread *td)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	sc__spin_release_all(pc);
+	atomic_store(&pc->pc_spinlock_count, 0);
+	sc_park_release_proc_locks(td);
+	/*
+	 * Joiners learn that td will never exit (sc_thread_join() returns
+	 * EINVAL): the inhibitor first, then the wake, with no lock held
+	 * (sc_wakeup() takes a chain lock).  td stays RUNNING until the
+	 * switch, so no capturer walks a pcb that is not saved yet.
+	 */
+	sc_thread_lock(td);
+	atomic_fetch_or(&td->td_inhibitors, SC_TDI_SUSPENDED);
+	sc_thread_unlock(td);
+	sc_wakeup(td);
+	sc__futex_wake(&td->td_exited, 1 << 30);
+	sc_thread_lock(td);
+	sc__td_set_state(td, SC_TDS_INHIBITED);
+	sc__mi_switch(td);
+	abort();
+}

@@ -1,0 +1,399 @@
+/*
+ * The machine: configuration, creation, the CPU pthreads, stop and
+ * destroy, counters, and the machine's lists.
+ *
+ * Kernel counterparts: none as a whole (a kernel boots once).  The CPU
+ * pthread's start mirrors init_secondary() in sys/x86/x86/mp_x86.c (an AP
+ * starts its idle thread through sched_throw()); the stop at destroy,
+ * cpustop_handler() and stop_cpus() (sys/kern/subr_smp.c).
+ *
+ * Each CPU is a pthread.  It starts on its own stack (the "boot" context),
+ * switches to its idle thread and from then on runs simulated threads on
+ * their kernel stacks; it switches back to the boot context only to leave
+ * the machine at sc_machine_destroy().
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sc_internal.h"
+#include "sc_futex.h"
+#include "sc_sanitizer.h"
+
+#define SC_FIRST_TID	100000
+#define SC_IDLE_PID	11
+#define SC_FIRST_PID	100
+
+int
+sc_machine_ncpu(const struct sc_machine *m)
+{
+	return (m->m_ncpu);
+}
+
+struct sc_thread *
+sc_machine_idlethread(struct sc_machine *m, int cpu)
+{
+	if (cpu < 0 || cpu >= m->m_ncpu)
+		return (NULL);
+	return (m->m_pcpu[cpu].pc_idlethread);
+}
+
+void
+sc_machine_counters_sz(struct sc_machine *m, struct sc_counters *c,
+    size_t size)
+{
+	const uint64_t *src = (const uint64_t *)&m->m_cnt;
+	uint64_t *dst = (uint64_t *)c;
+	size_t i;
+
+	/* Only what the caller has: an older one has fewer counters. */
+	if (size > sizeof(*c))
+		size = sizeof(*c);
+	for (i = 0; i < size / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void
+sc_machine_counters(struct sc_machine *m, struct sc_counters *c)
+{
+	sc_machine_counters_sz(m, c, SC__COUNTERS_SIZE_V0);
+}
+
+void
+sc_machine_procs(struct sc_machine *m, struct sc_proc **out, size_t max,
+    size_t *n)
+{
+	struct sc_proc *p;
+	size_t i = 0;
+
+	sc__host_lock(&m->m_list_mtx);
+	for (p = m->m_procs; p != NULL; p = p->p_next, i++)
+		if (i < max)
+			out[i] = p;
+	sc__host_unlock(&m->m_list_mtx);
+	*n = i;
+}
+
+/* ------------------------------------------------------------------------
+ * Leaving the machine
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Leave the machine: give up every spin lock, switch to the CPU's boot
+ * context, never come back.  Interrupts stay off: no IPI may run on the
+ * abandoned thread.  td is the thread running here.
+ */
+__attribute__((noreturn)) void
+sc__cpu_leave(struct sc_pcpu *pc, struct sc_thread *td)
+{
+	static _Atomic(struct sc_spin *) nolock;
+	struct sc_range boot;
+
+	sc__spin_release_all(pc);
+	atomic_store(&pc->pc_spinlock_count, 1);
+	boot.lo = (uintptr_t)pc->pc_boot_stack;
+	boot.hi = boot.lo + pc->pc_boot_stack_len;
+	sc__san_fiber_switch(NULL, boot, pc->pc_boot_tsan_fiber);
+	sc__cpu_switch(&td->td_pcb, &pc->pc_boot_pcb, &nolock, NULL);
+	__builtin_unreachable();
+}
+
+/* Entered from the IPI_STOP handler, which redirected the thread here. */
+__attribute__((noreturn, used)) void
+sc__cpu_stop(struct sc_pcpu *pc)
+{
+	atomic_store(&pc->pc_spinlock_count, 1);
+	sc__cpu_leave(pc, atomic_load(&pc->pc_curthread));
+}
+
+/* ------------------------------------------------------------------------
+ * CPUs, create, destroy
+ * ------------------------------------------------------------------------ */
+
+static void *
+sc_cpu_main(void *arg)
+{
+	static _Atomic(struct sc_spin *) nolock;
+	struct sc_pcpu *pc = arg;
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_thread *idle = pc->pc_idlethread;
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	int error;
+
+	sc__pcpu_set(pc);
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			pc->pc_boot_stack = addr;
+			pc->pc_boot_stack_len = size;
+		}
+		pthread_attr_destroy(&attr);
+	}
+	pc->pc_boot_tsan_fiber = sc__san_tsan_current_fiber();
+	if ((error = sc__ipi_cpu_init(pc)) != 0) {
+		/* No signal stack: sc_machine_create() reports the error. */
+		atomic_store(&pc->pc_init_error, error);
+		atomic_store(&pc->pc_stopped, 1);
+		return (NULL);
+	}
+
+	/* The idle thread starts in fork_exit() holding the lock that its
+	 * scheduler hands a running thread (sched_throw()). */
+	atomic_store(&pc->pc_curthread, idle);
+	m->m_sched->sched_throw(pc);
+	sc__td_set_state(idle, SC_TDS_RUNNING);
+	atomic_store(&idle->td_oncpu, pc->pc_cpuid);
+	atomic_store(&idle->td_lastcpu, pc->pc_cpuid);
+	atomic_store(&pc->pc_ktid, (pid_t)syscall(SYS_gettid));
+	sc__san_fiber_switch(&pc->pc_boot_asan_fake, idle->td_kstack,
+	    idle->td_tsan_fiber);
+	sc__cpu_switch(&pc->pc_boot_pcb, &idle->td_pcb, &nolock, NULL);
+
+	/* sc__cpu_leave() switched back: the machine is being destroyed. */
+	sc__san_finish_switch(pc->pc_boot_asan_fake);
+	sc__ipi_cpu_fini(pc);
+	atomic_store(&pc->pc_stopped, 1);
+	return (NULL);
+}
+
+static void	sc_machine_free(struct sc_machine *m);
+
+static void
+sc_machine_config_defaults(struct sc_machine_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ncpu = 2;
+	cfg->kstack_pages = 4;
+	cfg->ipi_signo = SIGRTMIN + 2;
+	cfg->capture_timeout_ns = 1000L * 1000 * 1000;
+	cfg->wait_strategy = SC_WAIT_SPIN_SLEEP;
+	cfg->wait_spin_ns = 5 * 1000;
+}
+
+void
+sc_machine_config_init_sz(struct sc_machine_config *cfg, size_t size)
+{
+	struct sc_machine_config def;
+
+	/* Write only what the caller has. */
+	sc_machine_config_defaults(&def);
+	memcpy(cfg, &def, size < sizeof(def) ? size : sizeof(def));
+}
+
+void
+sc_machine_config_init(struct sc_machine_config *cfg)
+{
+	sc_machine_config_init_sz(cfg, SC__CONFIG_SIZE_V0);
+}
+
+int
+sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
+{
+	return (sc_machine_create_sz(cfg, SC__CONFIG_SIZE_V0, mp));
+}
+
+int
+sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
+    struct sc_machine **mp)
+{
+	struct sc_machine_config full, *cfg = &full;
+	struct sc_machine *m;
+	struct sc_pcpu *pc;
+	char name[32];
+	int error, i, started;
+
+	if (mp != NULL)
+		*mp = NULL;
+	if (ucfg == NULL || size < SC__CONFIG_SIZE_V0)
+		return (EINVAL);
+	/* Read only what the caller has; the fields it lacks: defaults. */
+	sc_machine_config_defaults(&full);
+	memcpy(&full, ucfg, size < sizeof(full) ? size : sizeof(full));
+	if (mp == NULL || cfg->ncpu < 1 ||
+	    cfg->ncpu > SC_MAXCPU || cfg->kstack_pages < 1 ||
+	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
+	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
+	    cfg->wait_strategy > SC_WAIT_SLEEP ||
+	    (cfg->hold_lock_across_ipi && cfg->capture_timeout_ns == 0))
+		return (EINVAL);
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		return (ENOMEM);
+	m->m_cfg = *cfg;
+	m->m_ncpu = cfg->ncpu;
+	m->m_pid = getpid();
+	/* Sanitizers need deeper stacks (FreeBSD adds KSTACK pages too). */
+	m->m_kstack_len = (size_t)cfg->kstack_pages * SC_PAGE_SIZE *
+	    SC_SAN_STACK_SCALE;
+	m->m_sched = &sc__sched_4bsd;
+	sc__spin_init(&m->m_sched_lock, "sched lock");
+	TAILQ_INIT(&m->m_runq);
+	(void)pthread_mutex_init(&m->m_list_mtx, NULL); /* default: no fail */
+	m->m_procs_tail = &m->m_procs;
+	m->m_nextpid = SC_IDLE_PID;
+	m->m_nexttid = SC_FIRST_TID;
+	sc__mtx_init(&m->m_capture_mtx, "stack capture", NULL);
+	if (cfg->hook != NULL)
+		sc_machine_set_hook(m, cfg->hook, cfg->hook_arg);
+	if ((error = sc__trace_init(m, cfg->trace_events)) != 0) {
+		sc_machine_free(m);
+		return (error);
+	}
+	m->m_pcpu = aligned_alloc(64, sizeof(*m->m_pcpu) * (size_t)m->m_ncpu);
+	if (m->m_pcpu == NULL) {
+		sc_machine_free(m);
+		return (ENOMEM);
+	}
+	memset(m->m_pcpu, 0, sizeof(*m->m_pcpu) * (size_t)m->m_ncpu);
+	error = sc_proc_create(m, "idle", &m->m_idleproc);
+	m->m_nextpid = SC_FIRST_PID;
+	for (i = 0; error == 0 && i < m->m_ncpu; i++) {
+		pc = &m->m_pcpu[i];
+		pc->pc_machine = m;
+		pc->pc_cpuid = i;
+		TAILQ_INIT(&pc->pc_runq);
+		snprintf(name, sizeof(name), "idle: cpu%d", i);
+		error = sc__thread_alloc(m->m_idleproc, name, sc__idle_loop, NULL,
+		    true, &pc->pc_idlethread);
+	}
+	if (error == 0)
+		error = sc__ipi_init(m);
+	if (error != 0) {
+		sc_machine_free(m);
+		return (error);
+	}
+	for (started = 0; started < m->m_ncpu; started++) {
+		error = pthread_create(&m->m_pcpu[started].pc_pthread, NULL,
+		    sc_cpu_main, &m->m_pcpu[started]);
+		if (error != 0)
+			break;
+	}
+	/* Wait until every CPU runs its idle thread (bounded: 10 s). */
+	for (i = 0; i < started; i++) {
+		int n;
+
+		pc = &m->m_pcpu[i];
+		for (n = 0; n < 10000 && atomic_load(&pc->pc_ktid) == 0 &&
+		    atomic_load(&pc->pc_init_error) == 0; n++)
+			usleep(1000);
+		if (error == 0)
+			error = atomic_load(&pc->pc_init_error);
+	}
+	if (error != 0) {
+		m->m_ncpu = started;
+		sc_machine_destroy(m);
+		return (error);
+	}
+	*mp = m;
+	return (0);
+}
+
+/* Send IPI_STOP to CPUs that run a thread, until all have left. */
+static bool
+sc_machine_stop_cpus(struct sc_machine *m)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	struct sc_pcpu *pc;
+	bool all;
+	int i, round;
+
+	for (round = 0; round < 3000; round++) {	/* about 3 s */
+		all = true;
+		for (i = 0; i < m->m_ncpu; i++) {
+			pc = &m->m_pcpu[i];
+			if (atomic_load(&pc->pc_stopped))
+				continue;
+			all = false;
+			atomic_fetch_add(&pc->pc_idle_futex, 1);
+			sc__futex_wake(&pc->pc_idle_futex, 1);
+			if (atomic_load(&pc->pc_curthread) != pc->pc_idlethread)
+				sc__ipi_cpu(pc, SC_IPI_STOP, NULL);
+		}
+		if (all)
+			return (true);
+		nanosleep(&ts, NULL);
+	}
+	return (false);
+}
+
+static void
+sc_machine_free(struct sc_machine *m)
+{
+	struct sc_proc *p, *pnext;
+	struct sc_thread *td, *tdnext;
+
+	for (p = m->m_procs; p != NULL; p = pnext) {
+		pnext = p->p_next;
+		for (td = p->p_threads; td != NULL; td = tdnext) {
+			tdnext = td->td_plist;
+			if (td->td_kstack_map != NULL) {
+				sc__san_unpoison(td->td_kstack);
+				(void)munmap(td->td_kstack_map,
+				    td->td_kstack_maplen);
+			}
+			sc__ustack_free(td);
+			sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
+			free(td);
+		}
+		free(p);
+	}
+	sc__trace_fini(m);
+	sc_machine_set_hook(m, NULL, NULL);
+	while (m->m_hooks_old != NULL) {
+		struct sc_hook *h = m->m_hooks_old;
+
+		m->m_hooks_old = h->h_next;
+		free(h);
+	}
+	while (m->m_nkstack_cache > 0)
+		(void)munmap(m->m_kstack_cache[--m->m_nkstack_cache],
+		    SC_PAGE_SIZE + m->m_kstack_len);
+	(void)pthread_mutex_destroy(&m->m_list_mtx);	/* unlocked: no fail */
+	free(m->m_pcpu);
+	free(m->m_nostop);
+	free(m);
+}
+
+void
+sc_machine_destroy(struct sc_machine *m)
+{
+	struct sc_thread *td;
+	int i;
+
+	if (m == NULL)
+		return;
+	SC_KASSERT(sc_curthread() == NULL ||
+	    sc_curthread()->td_machine != m, , "thread %d destroys its own "
+	    "machine", sc_curthread()->td_tid);
+	/* The CPU pthreads exist only in the process that created m. */
+	SC_KASSERT(getpid() == m->m_pid, , "machine of pid %d destroyed in "
+	    "pid %d: a machine does not survive fork(); leaking it",
+	    (int)m->m_pid, (int)getpid());
+	atomic_store(&m->m_dying, 1);
+	if (!sc_machine_stop_cpus(m)) {
+		for (i = 0; i < m->m_ncpu; i++) {
+			if (atomic_load(&m->m_pcpu[i].pc_stopped))
+				continue;
+			td = atomic_load(&m->m_pcpu[i].pc_curthread);
+			fprintf(stderr, "stackcap: sc_machine_destroy: cpu%d "
+			    "cannot be stopped: thread %d \"%s\" runs where "
+			    "it cannot be interrupted safely (libc, the "
+			    "loader, or interrupts disabled); leaking the "
+			    "machine rather than hang\n", i, td->td_tid,
+			    td->td_name);
+		}
+		return;
+	}
+	for (i = 0; i < m->m_ncpu; i++)
+		(void)pthread_join(m->m_pcpu[i].pc_pthread, NULL); /* stopped */
+	sc__sleepq_remove_machine(m);
+	sc__ipi_fini(m);
+	sc_machine_free(m);
+}

@@ -1,0 +1,49 @@
+/*
+ * Futexes and the monotonic clock (internal; Linux only).  The one copy of
+ * each: the idle loop, the sleep mutexes, the requester's answer wait and
+ * thread join all wait on futexes.
+ */
+#ifndef SC_FUTEX_H
+#define SC_FUTEX_H
+
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Wait while *uaddr == val, at most timeout_ns (0: no bound).  Returns the
+ * raw result; callers always re-check their condition. */
+static inline long
+sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+{
+	struct timespec ts, *tsp = NULL;
+
+	if (timeout_ns > 0) {
+		ts.tv_sec = timeout_ns / 1000000000L;
+		ts.tv_nsec = timeout_ns % 1000000000L;
+		tsp = &ts;
+	}
+	return (syscall(SYS_futex, uaddr, FUTEX_WAIT_PRIVATE, val, tsp, NULL,
+	    0));
+}
+
+/* CLOCK_MONOTONIC in nanoseconds.  Async-signal-safe. */
+static inline uint64_t
+sc__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+}
+
+/* Async-signal-safe. */
+static inline void
+sc__futex_wake(_Atomic uint32_t *uaddr, int n)
+{
+	syscall(SYS_futex, uaddr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+#endif /* !SC_FUTEX_H */

@@ -1,0 +1,213 @@
+/*
+ * The 4BSD scheduler: one run queue and one sched_lock for the whole
+ * machine (every thread on a run queue or running has td_lock ==
+ * &sched_lock), plus a run queue per CPU for bound threads.
+ *
+ * Kernel counterpart: sys/kern/sched_4bsd.c (sched_add, sched_rem,
+ * sched_choose, sched_switch, sched_bind, sched_throw, sched_fork_exit).
+ * It is one implementation of struct sc_sched (sc_internal.h); the rest of
+ * the machine calls it through m->m_sched.
+ */
+#include "sc_internal.h"
+#include "sc_sanitizer.h"
+
+/* sched_lock held. */
+static void
+sc_runq_add(struct sc_machine *m, struct sc_thread *td)
+{
+	struct sc_pcpu *pc;
+
+	sc__td_set_state(td, SC_TDS_RUNQ);
+	if (td->td_bound != SC_NOCPU) {
+		pc = &m->m_pcpu[td->td_bound];
+		td->td_runq_bound = true;
+		TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);
+		atomic_fetch_add(&pc->pc_runq_len, 1);
+		sc__cpu_idle_wakeup(m, pc);
+	} else {
+		td->td_runq_bound = false;
+		TAILQ_INSERT_TAIL(&m->m_runq, td, td_runq);
+		atomic_fetch_add(&m->m_runq_len, 1);
+		sc__cpu_idle_wakeup(m, NULL);
+	}
+}
+
+/* sched_lock held. */
+static void
+sc_runq_remove(struct sc_machine *m, struct sc_thread *td)
+{
+	struct sc_pcpu *pc;
+
+	if (td->td_runq_bound) {
+		pc = &m->m_pcpu[td->td_bound];
+		TAILQ_REMOVE(&pc->pc_runq, td, td_runq);
+		atomic_fetch_sub(&pc->pc_runq_len, 1);
+	} else {
+		TAILQ_REMOVE(&m->m_runq, td, td_runq);
+		atomic_fetch_sub(&m->m_runq_len, 1);
+	}
+}
+
+/* sched_lock held: the next thread for pc, removed from its queue. */
+static struct sc_thread *
+sc_choose(struct sc_machine *m, struct sc_pcpu *pc)
+{
+	struct sc_thread *td;
+
+	td = TAILQ_FIRST(&pc->pc_runq);
+	if (td == NULL)
+		td = TAILQ_FIRST(&m->m_runq);
+	if (td != NULL)
+		sc_runq_remove(m, td);
+	else
+		td = pc->pc_idlethread;
+	sc__td_set_state(td, SC_TDS_RUNNING);
+	return (td);
+}
+
+/* sched_runnable(): does a thread wait for pc? */
+static bool
+sc_4bsd_runnable(struct sc_pcpu *pc)
+{
+	struct sc_machine *m = pc->pc_machine;
+
+	return (atomic_load_explicit(&m->m_runq_len, memory_order_relaxed) +
+	    atomic_load_explicit(&pc->pc_runq_len, memory_order_relaxed) > 0);
+}
+
+/*
+ * sched_add(): td's lock held (any lock), td has no inhibitors.  td goes on
+ * a run queue and its td_lock becomes the sched_lock.  The caller still
+ * holds the lock it held (it releases that lock, not td's).
+ */
+static void
+sc_4bsd_add(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_spin *held = atomic_load(&td->td_lock);
+
+	SC_KASSERT(sc__spin_owned(held), , "sched_add: thread %d not locked",
+	    td->td_tid);
+	if (held != &m->m_sched_lock)
+		sc__spin_lock(m, &m->m_sched_lock);
+	atomic_store(&td->td_lock, &m->m_sched_lock);
+	sc_runq_add(m, td);
+	if (held != &m->m_sched_lock)
+		sc__spin_unlock(&m->m_sched_lock);
+}
+
+/*
+ * sched_switch(): td == curthread, td's lock held (any lock).  Take the
+ * sched_lock, choose the next thread and switch to it; return when td
+ * runs again, with the sched_lock held (td's lock).  Never inlined: like
+ * the kernel's, a sleeping thread's stack then reads "mi_switch,
+ * sleepq_wait, ..." from its saved %rbp.
+ */
+__attribute__((noinline)) static void
+sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_spin *tmtx = atomic_load(&td->td_lock);
+	struct sc_thread *newtd;
+	bool dying;
+
+	SC_SPIN_ASSERT_OWNED(tmtx);
+	if (tmtx != &m->m_sched_lock) {
+		/*
+		 * thread_lock_block(): until cpu_switch() has saved td's
+		 * context, td_lock is blocked_lock, so no one can act on td
+		 * although we drop its real lock now.
+		 */
+		sc__spin_lock(m, &m->m_sched_lock);
+		atomic_store(&td->td_lock, &sc__blocked_lock);
+		sc__spin_unlock(tmtx);
+	}
+	/*
+	 * As in sched_4bsd.c, td_oncpu becomes NOCPU before a yielding
+	 * thread goes back on the run queue, under the sched_lock (ULE sets
+	 * it last, just before cpu_switch()): stack_save_td() may see
+	 * "RUNNING but NOCPU" and must spin.
+	 */
+	atomic_store(&td->td_oncpu, SC_NOCPU);
+	sc__hook(m, SC_HOOK_SWITCH_NOCPU, td);
+	if (TD_IS_RUNNING(td)) {
+		if (td->td_idle)
+			sc__td_set_state(td, SC_TDS_CAN_RUN);
+		else
+			sc_runq_add(m, td);
+	}
+	newtd = sc_choose(m, pc);
+	if (newtd == td) {
+		atomic_store(&td->td_oncpu, pc->pc_cpuid);
+		return;
+	}
+
+	if (atomic_load(&newtd->td_lastcpu) != SC_NOCPU &&
+	    atomic_load(&newtd->td_lastcpu) != pc->pc_cpuid)
+		SC_CNT_INC(m, migrations);
+	atomic_store(&newtd->td_lastcpu, pc->pc_cpuid);
+	atomic_store(&newtd->td_oncpu, pc->pc_cpuid);
+	atomic_store_explicit(&pc->pc_curthread, newtd, memory_order_relaxed);
+	SC_CNT_INC(m, switches);
+	SC_TRACE(m, SC_TRACE_SWITCH, pc->pc_cpuid, td->td_tid, newtd->td_tid, 0);
+
+	dying = atomic_load(&td->td_state) == SC_TDS_INACTIVE;
+	sc__san_fiber_switch(dying ? NULL : &td->td_asan_fake, newtd->td_kstack,
+	    newtd->td_tsan_fiber);
+	sc__cpu_switch(&td->td_pcb, &newtd->td_pcb, &td->td_lock, tmtx);
+
+	/* td runs again, maybe on another CPU, holding the sched_lock. */
+	sc__san_finish_switch(td->td_asan_fake);
+	sc__spin_handoff(&m->m_sched_lock, td);
+}
+
+/* sched_rem(): td on a run queue, td's lock (the sched_lock) held. */
+static void
+sc_4bsd_rem(struct sc_thread *td)
+{
+	SC_SPIN_ASSERT_OWNED(&td->td_machine->m_sched_lock);
+	sc_runq_remove(td->td_machine, td);
+}
+
+/* sched_bind(): td == curthread, locked; move to cpu if not there. */
+static void
+sc_4bsd_bind(struct sc_thread *td, int cpu)
+{
+	SC_THREAD_LOCK_ASSERT(td);
+	td->td_bound = cpu;
+	if (cpu != SC_NOCPU && atomic_load(&td->td_oncpu) != cpu)
+		sc__mi_switch(td);
+}
+
+/* sched_newthread(): a new thread's lock is the sched_lock. */
+static void
+sc_4bsd_newthread(struct sc_thread *td)
+{
+	atomic_init(&td->td_lock, &td->td_machine->m_sched_lock);
+}
+
+/* sched_throw(): a CPU starts its first thread holding the sched_lock. */
+static void
+sc_4bsd_throw(struct sc_pcpu *pc)
+{
+	sc__spin_lock(pc->pc_machine, &pc->pc_machine->m_sched_lock);
+}
+
+/* sched_fork_exit(): a new thread now owns the sched_lock it was handed. */
+static void
+sc_4bsd_fork_exit(struct sc_thread *td)
+{
+	sc__spin_handoff(&td->td_machine->m_sched_lock, td);
+}
+
+const struct sc_sched sc__sched_4bsd = {
+	.sched_name = "4BSD",
+	.sched_newthread = sc_4bsd_newthread,
+	.sched_add = sc_4bsd_add,
+	.sched_rem = sc_4bsd_rem,
+	.sched_runnable = sc_4bsd_runnable,
+	.sched_switch = sc_4bsd_switch,
+	.sched_bind = sc_4bsd_bind,
+	.sched_throw = sc_4bsd_throw,
+	.sched_fork_exit = sc_4bsd_fork_exit,
+};
