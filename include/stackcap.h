@@ -633,8 +633,9 @@ struct sc_kstack {
 
 /*
  * sysctl_kern_proc_kstack(): for every live thread of p, its tid, name,
- * state and stack, taking the locks the kernel takes (the proc lock, then
- * each thread lock).  Fills out[0..max) and sets *n to the number of
+ * state and stack: the proc lock for the whole list, then each thread
+ * lock in turn (the kernel drops the proc lock around each thread's
+ * copy-out and re-finds the next by tid; docs/protocol.md).  Fills out[0..max) and sets *n to the number of
  * threads (which may exceed max).  out[] elements are elsize bytes apart
  * (the wrapper sc_proc_kstack() passes sizeof(struct sc_kstack)).
  * Returns 0, EINVAL when elsize is smaller than stackcap 0.1's struct, or
