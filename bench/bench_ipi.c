@@ -100,13 +100,6 @@ dist_of(double *v, int n)
 	return (d);
 }
 
-static void
-die(const char *what, int error)
-{
-	fprintf(stderr, "bench_ipi: %s: %s\n", what, strerror(error));
-	exit(1);
-}
-
 static const char *
 short_name(int strategy)
 {
@@ -180,7 +173,7 @@ pin_self(int cpu)
 /* Work that a spinner does between two checks of its flags: about a
  * microsecond, in a leaf that has a frame record of its own (GCC builds
  * none for a leaf that uses no stack, unless its address is taken). */
-BENCH_NOIPA static void
+SC_NOIPA static void
 spin_work(void)
 {
 	int i;
@@ -207,7 +200,7 @@ static atomic_int	raw_flag;
 static _Atomic uint32_t	raw_futex;
 static atomic_int	raw_waiting;
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 raw_spin(void)
 {
 	while (!atomic_load_explicit(&raw_stop, memory_order_relaxed)) {
@@ -219,17 +212,17 @@ raw_spin(void)
 		atomic_store_explicit(&raw_spinning, 1, memory_order_relaxed);
 		spin_work();
 	}
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 raw_chain(int n)
 {
 	if (n > 0)
 		raw_chain(n - 1);
 	else
 		raw_spin();
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
 static void *
@@ -388,7 +381,7 @@ struct capturer {
 	int		bad;		/* not 0, or fewer than 4 frames */
 };
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 spin_loop(void *arg)
 {
 	struct capturer *c = arg;
@@ -401,21 +394,21 @@ spin_loop(void *arg)
 		spin_work();
 		sc_maybe_yield();
 	}
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 spin_mid(void *arg)
 {
 	spin_loop(arg);
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 spin_top(void *arg)
 {
 	spin_mid(arg);
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
 static void

@@ -63,13 +63,6 @@ stats_done(struct stats *s)
 	s->median = s->v[ROUNDS / 2];
 }
 
-static void
-die(const char *what, int error)
-{
-	fprintf(stderr, "bench_sched: %s: %s\n", what, strerror(error));
-	exit(1);
-}
-
 static struct sc_machine *
 machine(int ncpu)
 {
@@ -309,7 +302,7 @@ struct sleeper {
 	struct sc_thread *td;
 };
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 sleep_chain(struct sleeper *s, int n)
 {
 	if (n > 0)
@@ -319,7 +312,7 @@ sleep_chain(struct sleeper *s, int n)
 		while (!atomic_load(&s->stop))
 			sc_sleep(s, "bench");
 	}
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
 static void
@@ -328,7 +321,7 @@ sleeper_thread(void *arg)
 	struct sleeper *s = arg;
 
 	sleep_chain(s, s->extra);
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
 static void
@@ -389,7 +382,7 @@ struct walk_result {
 	int		depth;
 };
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 walk_bottom(struct walk_result *wr)
 {
 	const struct sc_range *text;
@@ -412,17 +405,17 @@ walk_bottom(struct walk_result *wr)
 		wr->ns.v[r] = (now_ns() - t0) / (double)iters;
 	}
 	stats_done(&wr->ns);
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
-BENCH_NOIPA static void
+SC_NOIPA static void
 walk_chain(struct walk_result *wr, int n)
 {
 	if (n > 0)
 		walk_chain(wr, n - 1);
 	else
 		walk_bottom(wr);
-	BENCH_BARRIER();
+	SC_BARRIER();
 }
 
 /* A walk of exactly `depth` frames, if this stack can give it. */

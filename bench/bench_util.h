@@ -1,29 +1,34 @@
-/* What the benchmarks share: call-chain attributes, a clock, sorting, the
- * calling pthread's stack. */
+/* What the benchmarks share beyond stackcap/testing.h: a clock as a double,
+ * sorting, die(), the calling pthread's stack. */
 #ifndef SC_BENCH_UTIL_H
 #define SC_BENCH_UTIL_H
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "stackcap.h"
+#include "stackcap/testing.h"
+#include "sc_internal.h"		/* sc__pthread_stack() */
 
-/* Neither inlined, cloned nor analysed across calls (clang: no noipa). */
-#if defined(__clang__)
-#define BENCH_NOIPA	__attribute__((noinline))
-#else
-#define BENCH_NOIPA	__attribute__((noinline, noipa))
-#endif
-#define BENCH_BARRIER()	__asm__ volatile("" ::: "memory")
-
+/* The clock as a double, for the statistics (stackcap/testing.h's). */
 static inline double
 now_ns(void)
 {
-	struct timespec ts;
+	return ((double)sc_now_ns());
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
+/* A benchmark that cannot go on: say why and exit. */
+static inline void
+die(const char *what, int error)
+{
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
+	    strerror(error));
+	exit(1);
 }
 
 /* qsort() comparison of doubles. */
@@ -35,23 +40,7 @@ dbl_cmp(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
-/* The calling pthread's stack ({0, 0} if unknown). */
-static inline struct sc_range
-own_stack(void)
-{
-	struct sc_range r = { 0, 0 };
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return (r);
-	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-		r.lo = (uintptr_t)addr;
-		r.hi = (uintptr_t)addr + size;
-	}
-	pthread_attr_destroy(&attr);
-	return (r);
-}
+/* The calling pthread's stack: the library's own helper. */
+#define own_stack()	sc__pthread_stack()
 
 #endif /* !SC_BENCH_UTIL_H */

@@ -92,7 +92,7 @@ bare_chase(uintptr_t *pcs, uintptr_t fp, struct sc_range stack)
 }
 
 /* The bottom of the deep stack: every measure starts from this frame. */
-BENCH_NOIPA static void
+SC_NOIPA static void
 measure(struct result *ours, struct result *unw, struct result *step,
     struct result *bare)
 {
@@ -171,7 +171,7 @@ measure(struct result *ours, struct result *unw, struct result *step,
 }
 
 /* DEPTH real frames, each with a frame record, none inlined or merged. */
-BENCH_NOIPA static void
+SC_NOIPA static void
 deep(int n, struct result *ours, struct result *unw, struct result *step,
     struct result *bare)
 {

@@ -8,6 +8,12 @@ target_compile_options(stackcap_flags INTERFACE
 if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
   target_compile_options(stackcap_flags INTERFACE -Wlogical-op)
 endif()
+# Warnings as errors: CI turns it on (tools/test.sh); off by default so that
+# a newer compiler's new warning does not break a user's build.
+option(STACKCAP_WERROR "Treat warnings as errors" OFF)
+if(STACKCAP_WERROR)
+  target_compile_options(stackcap_flags INTERFACE -Werror)
+endif()
 
 if(STACKCAP_SANITIZE STREQUAL "address")
   set(_san -fsanitize=address,undefined -fno-sanitize-recover=undefined)

@@ -261,7 +261,7 @@ sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns)
 		atomic_store(&mx->mx_waiters, 1);
 		if (sc_mtx_try(mx, self))
 			return (0);
-		now = sc__now_ns();
+		now = sc_now_ns();
 		if (now >= deadline_ns)
 			return (ETIMEDOUT);
 		sc__futex_wait(&mx->mx_futex, seq, (long)(deadline_ns - now));

@@ -22,6 +22,19 @@ sc__td_set_state(struct sc_thread *td, enum sc_td_state state)
 		    old, state);
 }
 
+/*
+ * TD_CLR_*() then setrunnable(): clear one inhibitor of td (locked); the
+ * last one to go makes td runnable.
+ */
+void
+sc__td_uninhibit(struct sc_thread *td, int inhibitor)
+{
+	SC_THREAD_LOCK_ASSERT(td);
+	if ((atomic_fetch_and(&td->td_inhibitors, ~inhibitor) & ~inhibitor) ==
+	    0)
+		sc__setrunnable(td);
+}
+
 /* setrunnable(): td's lock held and no inhibitors left. */
 void
 sc__setrunnable(struct sc_thread *td)

@@ -265,9 +265,8 @@ sc_ithread_schedule(struct sc_thread *td)
 	held = atomic_load(&td->td_lock);
 	if ((atomic_load(&td->td_inhibitors) & SC_TDI_IWAIT) == 0)
 		error = EINVAL;
-	else if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_IWAIT) &
-	    ~SC_TDI_IWAIT) == 0)
-		sc__setrunnable(td);
+	else
+		sc__td_uninhibit(td, SC_TDI_IWAIT);
 	sc__spin_unlock(held);
 	return (error);
 }

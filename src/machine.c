@@ -123,19 +123,13 @@ sc_cpu_main(void *arg)
 	struct sc_pcpu *pc = arg;
 	struct sc_machine *m = pc->pc_machine;
 	struct sc_thread *idle = pc->pc_idlethread;
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
+	struct sc_range boot;
 	int error;
 
 	sc__pcpu_set(pc);
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			pc->pc_boot_stack = addr;
-			pc->pc_boot_stack_len = size;
-		}
-		pthread_attr_destroy(&attr);
-	}
+	boot = sc__pthread_stack();
+	pc->pc_boot_stack = (const void *)boot.lo;
+	pc->pc_boot_stack_len = boot.hi - boot.lo;
 	pc->pc_boot_tsan_fiber = sc__san_tsan_current_fiber();
 	if ((error = sc__ipi_cpu_init(pc)) != 0) {
 		/* No signal stack: sc_machine_create() reports the error. */

@@ -1,7 +1,7 @@
 /*
- * Futexes and the monotonic clock (internal; Linux only).  The one copy of
- * each: the idle loop, the sleep mutexes, the requester's answer wait and
- * thread join all wait on futexes.
+ * Futexes (internal; Linux only), the one copy: the idle loop, the sleep
+ * mutexes, the requester's answer wait and thread join all wait on them.
+ * The clock is sc_now_ns() (stackcap/testing.h).
  */
 #ifndef SC_FUTEX_H
 #define SC_FUTEX_H
@@ -27,16 +27,6 @@ sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 	}
 	return (syscall(SYS_futex, uaddr, FUTEX_WAIT_PRIVATE, val, tsp, NULL,
 	    0));
-}
-
-/* CLOCK_MONOTONIC in nanoseconds.  Async-signal-safe. */
-static inline uint64_t
-sc__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
 }
 
 /* Async-signal-safe. */

@@ -34,6 +34,7 @@
 #endif
 
 #include "stackcap.h"
+#include "stackcap/testing.h"
 
 /*
  * Per-pthread data used from the signal handler must use the initial-exec
@@ -42,12 +43,7 @@
  */
 #define SC_TLS_IE	__attribute__((tls_model("initial-exec")))
 
-/* Never inlined nor analysed across calls (clang has no noipa). */
-#if defined(__clang__)
-#define SC_NOIPA	__attribute__((noinline))
-#else
-#define SC_NOIPA	__attribute__((noinline, noipa))
-#endif
+/* SC_NOIPA, SC_BARRIER() and sc_now_ns() come from stackcap/testing.h. */
 
 #define SC_MAXCPU	256
 #define SC_PAGE_SIZE	4096
@@ -297,6 +293,9 @@ void	sc__pcpu_set(struct sc_pcpu *pc);
 uintptr_t sc__owner_self(void);
 bool	sc__curthread_kstack(struct sc_range *r);
 
+/* stack_capture.c: the calling pthread's stack ({0, 0} if unknown). */
+struct sc_range sc__pthread_stack(void);
+
 /* kern_mutex.c: spin locks (thread_lock() is public) */
 void	sc__spin_init(struct sc_spin *sp, const char *name);
 void	sc__spin_lock(struct sc_machine *m, struct sc_spin *sp);
@@ -382,6 +381,7 @@ extern const struct sc_sched sc__sched_4bsd;
 /* kern_synch.c */
 void	sc__mi_switch(struct sc_thread *td);
 void	sc__setrunnable(struct sc_thread *td);
+void	sc__td_uninhibit(struct sc_thread *td, int inhibitor);
 void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 
 /* kern_thread.c */

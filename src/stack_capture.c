@@ -111,8 +111,8 @@ out:
 /* The calling pthread's stack, cached per pthread. */
 static __thread struct sc_range sc_self_stack SC_TLS_IE;
 
-static struct sc_range
-sc_pthread_stack_range(void)
+struct sc_range
+sc__pthread_stack(void)
 {
 	pthread_attr_t attr;
 	void *addr;
@@ -142,7 +142,7 @@ sc_stack_save(struct sc_stack *st)
 	size_t ntext;
 
 	if (!sc__curthread_kstack(&stack))
-		stack = sc_pthread_stack_range();
+		stack = sc__pthread_stack();
 	sc_text_ranges(&text, &ntext);
 	sc_stack_walk(st, (uintptr_t)__builtin_frame_address(0), stack, text,
 	    ntext);

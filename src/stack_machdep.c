@@ -117,7 +117,7 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 	uint64_t start, now, spin_until, claimed;
 	uint32_t seq;
 
-	start = sc__now_ns();
+	start = sc_now_ns();
 	spin_until = cfg->wait_strategy == SC_WAIT_SPIN ? UINT64_MAX :
 	    cfg->wait_strategy == SC_WAIT_SLEEP ? start :
 	    start + sc_stack_intr_spin_ns(m);
@@ -126,10 +126,10 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 		answer = atomic_load_explicit(&m->m_stack_intr_td,
 		    memory_order_acquire);
 		if (answer != NULL) {
-			sc_stack_intr_rtt(m, sc__now_ns() - start);
+			sc_stack_intr_rtt(m, sc_now_ns() - start);
 			return (answer);
 		}
-		now = sc__now_ns();
+		now = sc_now_ns();
 		if (now >= deadline)
 			break;
 		if (now < spin_until) {
@@ -252,7 +252,7 @@ sc_stack_save_deadline(const struct sc_machine *m)
 {
 	if (m->m_cfg.capture_timeout_ns == 0)
 		return (UINT64_MAX);
-	return (sc__now_ns() + (uint64_t)m->m_cfg.capture_timeout_ns);
+	return (sc_now_ns() + (uint64_t)m->m_cfg.capture_timeout_ns);
 }
 
 /* The answer was td's own: 0, or EBUSY with no kernel frame chain. */
@@ -332,7 +332,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		SC_KASSERT(getpid() == m->m_pid, EINVAL, "thread %d: machine "
 		    "of pid %d used in pid %d: a machine does not survive "
 		    "fork()", td->td_tid, (int)m->m_pid, (int)getpid());
-		if (sc__now_ns() >= deadline) {
+		if (sc_now_ns() >= deadline) {
 			error = ETIMEDOUT;
 			break;
 		}

@@ -112,9 +112,7 @@ sc__sleepq_broadcast(const void *wchan)
 		td->td_wchan = NULL;
 		atomic_store(&td->td_wmesg, NULL);
 		SC_CNT_INC(td->td_machine, wakeups);
-		if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_SLEEPING) &
-		    ~SC_TDI_SLEEPING) == 0)
-			sc__setrunnable(td);
+		sc__td_uninhibit(td, SC_TDI_SLEEPING);
 		/* A swapped sleeper stays INHIBITED, locked by this chain. */
 	}
 	sc__sleepq_release(wchan);

@@ -88,22 +88,19 @@ sc__trace_fini(struct sc_machine *m)
 	m->m_trace = NULL;
 }
 
-/* Async-signal-safe: one fetch-and-add, stores, clock_gettime (vDSO). */
+/* Async-signal-safe: one fetch-and-add, stores, sc_now_ns() (the vDSO). */
 void
 sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid, uint64_t a0,
     uint64_t a1)
 {
 	struct sc_trace_slot *sl;
-	struct timespec ts;
-	uint64_t seq;
+	uint64_t seq, now = sc_now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	seq = atomic_fetch_add_explicit(&tr->tr_next, 1, memory_order_relaxed);
 	sl = &tr->tr_slot[seq % tr->tr_n];
 	atomic_store_explicit(&sl->ts_commit, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	__atomic_store_n(&sl->ts_w[0], (uint64_t)ts.tv_sec * 1000000000ULL +
-	    (uint64_t)ts.tv_nsec, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->ts_w[0], now, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->ts_w[1], (uint64_t)(int64_t)cpu,
 	    __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->ts_w[2], (uint64_t)(int64_t)tid,

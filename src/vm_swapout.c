@@ -89,9 +89,7 @@ sc_thread_swapin(struct sc_thread *td)
 		error = ENOMEM;
 	} else {
 		SC_CNT_INC(td->td_machine, swapins);
-		if ((atomic_fetch_and(&td->td_inhibitors, ~SC_TDI_SWAPPED) &
-		    ~SC_TDI_SWAPPED) == 0)
-			sc__setrunnable(td);
+		sc__td_uninhibit(td, SC_TDI_SWAPPED);
 	}
 	sc__spin_unlock(held);
 	return (error);

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "stackcap.h"
+#include "stackcap/testing.h"
 
 #define SC_TEST_UNUSED	__attribute__((unused))
 
@@ -42,61 +43,23 @@
 #define SC_TEST_TIMEOUT_MS	20000L
 #endif
 
-/* ------------------------------------------------------------------------
- * Call chains with known frames
- * ------------------------------------------------------------------------ */
-
 /*
- * SC_TEST_NOIPA: neither inlined, cloned nor analysed across calls, so the
- * function keeps its own frame and symbol.  SC_TEST_BARRIER(): put it after
- * each call of a chain, so the call is not a tail call (the caller's frame
- * stays on the stack).  DESIGN.md section 4.
+ * Call chains with known frames: SC_NOIPA, SC_BARRIER() and SC_CHAIN() are
+ * stackcap/testing.h's (installed, for anyone who writes tests against the
+ * library).  DESIGN.md section 4.
  */
-#if defined(__clang__)
-#define SC_TEST_NOIPA	__attribute__((noinline))	/* clang has no noipa */
-#else
-#define SC_TEST_NOIPA	__attribute__((noinline, noipa))
-#endif
-#define SC_TEST_BARRIER() __asm__ volatile("" ::: "memory")
-
-/*
- * SC_TEST_CHAIN(name, next): define `static void name(void *arg)` that
- * calls next(arg) and keeps its frame.  next is any `void (void *)`
- * function (another link, or the innermost one written by hand), so
- *
- *	SC_TEST_NOIPA static void f3(void *arg) { sc_sleep(...); SC_TEST_BARRIER(); }
- *	SC_TEST_CHAIN(f2, f3)
- *	SC_TEST_CHAIN(f1, f2)
- *
- * gives a thread function f1 whose stack reads f3, f2, f1 (innermost first).
- */
-#define SC_TEST_CHAIN(name, next)					\
-	SC_TEST_NOIPA static void					\
-	name(void *arg)							\
-	{								\
-		next(arg);						\
-		SC_TEST_BARRIER();					\
-	}
 
 /* ------------------------------------------------------------------------
  * Bounded waits
  * ------------------------------------------------------------------------ */
 
-struct sc_test_deadline {
-	struct timespec	dl_end;
-};
+/* The clock and the deadline are stackcap/testing.h's (struct sc_deadline). */
 
 /* Start a deadline timeout_ms from now. */
 static inline void
-sc_test_deadline_start(struct sc_test_deadline *dl, long timeout_ms)
+sc_test_deadline_start(struct sc_deadline *dl, long timeout_ms)
 {
-	clock_gettime(CLOCK_MONOTONIC, &dl->dl_end);
-	dl->dl_end.tv_sec += timeout_ms / 1000;
-	dl->dl_end.tv_nsec += (timeout_ms % 1000) * 1000000L;
-	if (dl->dl_end.tv_nsec >= 1000000000L) {
-		dl->dl_end.tv_sec++;
-		dl->dl_end.tv_nsec -= 1000000000L;
-	}
+	sc_deadline_start(dl, (uint64_t)timeout_ms * 1000000ULL);
 }
 
 /*
@@ -105,15 +68,12 @@ sc_test_deadline_start(struct sc_test_deadline *dl, long timeout_ms)
  * when the deadline has passed.
  */
 static inline bool
-sc_test_deadline_poll(struct sc_test_deadline *dl)
+sc_test_deadline_poll(struct sc_deadline *dl)
 {
-	struct timespec now, nap = { 0, 200 * 1000 };
+	struct timespec nap = { 0, 200 * 1000 };
 
 	nanosleep(&nap, NULL);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec > dl->dl_end.tv_sec ||
-	    (now.tv_sec == dl->dl_end.tv_sec &&
-	    now.tv_nsec >= dl->dl_end.tv_nsec));
+	return (sc_deadline_passed(dl));
 }
 
 /*
@@ -122,7 +82,7 @@ sc_test_deadline_poll(struct sc_test_deadline *dl)
  * and the caller's file and line.  Test thread only.
  */
 #define SC_WAIT_FOR(cond) do {						\
-	struct sc_test_deadline sc_wf_dl_;				\
+	struct sc_deadline sc_wf_dl_;				\
 									\
 	sc_test_deadline_start(&sc_wf_dl_, SC_TEST_TIMEOUT_MS);	\
 	while (!(cond)) {						\
@@ -148,7 +108,7 @@ static inline void
 sc_test_wait_until_at(bool (*pred)(void *), void *arg, long timeout_ms,
     const char *what, const char *file, int line)
 {
-	struct sc_test_deadline dl;
+	struct sc_deadline dl;
 
 	sc_test_deadline_start(&dl, timeout_ms);
 	while (!pred(arg)) {
@@ -204,18 +164,8 @@ sc_test_bounded_main(void *arg)
  * Counters
  * ------------------------------------------------------------------------ */
 
-/* A snapshot of m's counters, by value.  Any thread. */
-static inline struct sc_counters
-sc_test_counters(struct sc_machine *m)
-{
-	struct sc_counters c;
-
-	sc_machine_counters(m, &c);
-	return (c);
-}
-
 /* SC_COUNTER(m, field): one counter of m, now.  Any thread. */
-#define SC_COUNTER(m, field)	(sc_test_counters(m).field)
+#define SC_COUNTER(m, field)	(sc_counters_get(m).field)
 
 /*
  * SC_WAIT_COUNTER_ABOVE(m, field, base): wait until m's counter `field`

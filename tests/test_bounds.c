@@ -62,7 +62,7 @@ static void
 user_mode(void *arg)
 {
 	sc_user_call(user_hold, arg);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 /*
@@ -90,7 +90,7 @@ static void
 no_frame_pointer(void *arg)
 {
 	spin_no_frame_pointer(arg);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 static void
@@ -107,13 +107,13 @@ test_ebusy_reasons(void **state)
 
 	assert_int_equal(capture_running(tp, tu, &st), EBUSY);
 	assert_int_equal(st.depth, 0);
-	c = sc_test_counters(tm);
+	c = sc_counters_get(tm);
 	assert_int_equal(c.ebusy, 1);
 	assert_int_equal(c.ebusy_user, 1);
 	assert_int_equal(c.ebusy_nochain, 0);
 
 	assert_int_equal(capture_running(tp, tn, &st), EBUSY);
-	c = sc_test_counters(tm);
+	c = sc_counters_get(tm);
 	assert_int_equal(c.ebusy, 2);
 	assert_int_equal(c.ebusy_user, 1);
 	assert_int_equal(c.ebusy_nochain, 1);
@@ -138,7 +138,7 @@ static void
 sleep_in_user_mode(void *arg)
 {
 	sc_user_call(user_sleep, arg);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 /*
@@ -193,7 +193,7 @@ static atomic_int first_in, held_too_long;
 static void
 hold_mutex_hook(void *arg, enum sc_hook_point point, struct sc_thread *td)
 {
-	struct sc_test_deadline dl;
+	struct sc_deadline dl;
 
 	(void)arg;
 	(void)td;

@@ -7,7 +7,7 @@
  * (steps 1-3 of DESIGN.md section 2), sysctl_kern_proc_kstack() in
  * sys/kern/kern_proc.c.
  *
- * Chains use SC_TEST_NOIPA and a compiler barrier after each call, so
+ * Chains use SC_NOIPA and a compiler barrier after each call, so
  * every link keeps its frame and symbol.  Simulated threads never call
  * CMocka; the test thread asserts.
  */
@@ -48,20 +48,20 @@ struct sleeper {
 	atomic_int	done;
 };
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 f3(void *arg)
 {
 	struct sleeper *s = arg;
 
 	while (!atomic_load(&s->go)) {
 		sc_sleep(s, "f3wait");
-		SC_TEST_BARRIER();
+		SC_BARRIER();
 	}
 	atomic_store(&s->done, 1);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
-SC_TEST_CHAIN(f2, f3)
-SC_TEST_CHAIN(f1, f2)
+SC_CHAIN(f2, f3)
+SC_CHAIN(f1, f2)
 
 /* Asleep and off its CPU. */
 #define WAIT_ASLEEP(td)							\
@@ -89,7 +89,7 @@ struct spinner {
 	atomic_int	stop;
 };
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 spin_loop(void *arg)
 {
 	struct spinner *sp = arg;
@@ -98,11 +98,11 @@ spin_loop(void *arg)
 		atomic_store(&sp->spinning, 1);
 		sc_maybe_yield();
 	}
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
-SC_TEST_CHAIN(spin3, spin_loop)
-SC_TEST_CHAIN(spin2, spin3)
-SC_TEST_CHAIN(spin1, spin2)
+SC_CHAIN(spin3, spin_loop)
+SC_CHAIN(spin2, spin3)
+SC_CHAIN(spin1, spin2)
 
 static void
 nop(void *arg)

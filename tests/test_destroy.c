@@ -183,7 +183,7 @@ test_destroy_text_looper(void **state)
 #define LOW_LEFT	256
 #endif
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 low_spinner(void *arg)
 {
 	struct sc_range r;
@@ -199,7 +199,7 @@ low_spinner(void *arg)
 	atomic_store(&looping, 1);
 	while (!atomic_load(&release))
 		__builtin_ia32_pause();
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 /*
@@ -233,7 +233,7 @@ struct ucheck {
 
 #if defined(TEST_ASAN)
 /* Is any byte of the user stack below this frame still poisoned? */
-SC_TEST_NOIPA static int
+SC_NOIPA static int
 ustack_poisoned_below(void)
 {
 	char here;
@@ -250,7 +250,7 @@ ustack_poisoned_below(void)
 #endif
 
 /* In user mode: recurse (leaving poisoned redzones), then spin. */
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 user_recurse_spin(struct ucheck *u, int depth)
 {
 	volatile char pad[256];
@@ -258,7 +258,7 @@ user_recurse_spin(struct ucheck *u, int depth)
 	pad[0] = (char)depth;
 	if (depth > 0) {
 		user_recurse_spin(u, depth - 1);
-		SC_TEST_BARRIER();
+		SC_BARRIER();
 		return;
 	}
 	atomic_store(&looping, 1);
@@ -281,7 +281,7 @@ static void
 user_spinner(void *arg)
 {
 	sc_user_call(user_body, arg);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 /*

@@ -166,7 +166,7 @@ struct spin {
 	int		cpu;
 };
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 spin_here(void *arg)
 {
 	struct spin *sp = arg;
@@ -176,12 +176,12 @@ spin_here(void *arg)
 	atomic_store(&h->holding, 1);
 	while (!atomic_load(&h->release))
 		sc_maybe_yield();
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 /* The interrupted function itself is not recorded (as in the kernel):
  * its caller is what a capture shows. */
-SC_TEST_CHAIN(spin_outer, spin_here)
+SC_CHAIN(spin_outer, spin_here)
 
 /*
  * The inner capture (KASSERT "recursed") took over the outer's request
@@ -318,7 +318,7 @@ struct nest {
 
 static void user_level(void *arg);
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 user_level_n(struct nest *n, int level)
 {
 	volatile uint64_t canary[16];
@@ -332,7 +332,7 @@ user_level_n(struct nest *n, int level)
 		struct { struct nest *n; int level; } next = { n, level + 1 };
 
 		sc_user_call(user_level, &next);
-		SC_TEST_BARRIER();
+		SC_BARRIER();
 	}
 	for (i = 0; i < 16; i++)
 		if (canary[i] != (0x5ca1ab1e00000000ULL |
@@ -354,7 +354,7 @@ nested_user(void *arg)
 	struct { struct nest *n; int level; } first = { arg, 1 };
 
 	sc_user_call(user_level, &first);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 /*

@@ -19,12 +19,7 @@
 #include <cmocka.h>
 
 #include "stackcap.h"
-
-#if defined(__clang__)
-#define SC_TEST_NOIPA	__attribute__((noinline))
-#else
-#define SC_TEST_NOIPA	__attribute__((noinline, noipa))
-#endif
+#include "stackcap/testing.h"
 
 #define UNW_MAX	128
 
@@ -40,7 +35,7 @@ static struct capture from_main;
 /* Non-static, so exported names and static ones are both exercised. */
 void	chain_a(struct capture *c);
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 chain_c(struct capture *c)
 {
 	sc_stack_save(&c->st);
@@ -50,14 +45,14 @@ chain_c(struct capture *c)
 	c->done = 1;
 }
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 chain_b(struct capture *c)
 {
 	chain_c(c);
 	__asm__ volatile("" ::: "memory");
 }
 
-SC_TEST_NOIPA void
+SC_NOIPA void
 chain_a(struct capture *c)
 {
 	chain_b(c);
@@ -176,7 +171,7 @@ test_oracle_from_main(void **state)
 	check_kk_order(&c->st);
 }
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 test_oracle_in_test(void **state)
 {
 	static const char *const names[] = {

@@ -625,7 +625,7 @@ struct umode {
 	atomic_int	done;
 };
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 in_user_mode(void *arg)
 {
 	struct umode *u = arg;
@@ -644,10 +644,10 @@ in_user_mode(void *arg)
 	atomic_store(&u->ustate, (int)sc_thread_state(sc_curthread()));
 	atomic_store(&u->uoncpu, sc_thread_oncpu(sc_curthread()));
 	atomic_store(&u->ucurcpu, sc_curcpu());
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 user_caller(void *arg)
 {
 	struct umode *u = arg;
@@ -656,7 +656,7 @@ user_caller(void *arg)
 	sc_stack_save(&st);
 	atomic_store(&u->kdepth_before, st.depth);
 	sc_user_call(in_user_mode, u);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 	sc_stack_save(&st);
 	atomic_store(&u->kdepth_after, st.depth);
 	atomic_store(&u->done, 1);
@@ -1161,7 +1161,7 @@ test_many_threads_progress(void **state)
 	static struct many mn;
 	static struct many_arg args[NMANY];
 	struct sc_thread *td[NMANY];
-	struct sc_test_deadline dl;
+	struct sc_deadline dl;
 	struct sc_counters c0, c1;
 	int i;
 

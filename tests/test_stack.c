@@ -48,7 +48,7 @@ test_copy(void **state)
 	assert_int_equal(b.depth, 0);
 }
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 named_static_function(void)
 {
 	__asm__ volatile("" ::: "memory");

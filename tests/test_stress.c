@@ -65,15 +65,6 @@ rnd(uint64_t *s)
 	return (*s);
 }
 
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-}
-
 /*
  * The identity check.  A stack that reached work_loop holds exactly
  * depth - 1 rec-to-rec return addresses; one caught on its way down or up
@@ -172,7 +163,7 @@ pick_slot(uint64_t *rng, unsigned offcpu_every)
 
 /* --- The workers --- */
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 user_spin(void *arg)
 {
 	struct slot *s = arg;
@@ -183,7 +174,7 @@ user_spin(void *arg)
 		    memory_order_relaxed);
 }
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 work_loop(struct slot *s)
 {
 	uint64_t left = 50 + rnd(&s->rng) % 200;
@@ -220,11 +211,11 @@ work_loop(struct slot *s)
 			sc_maybe_yield();
 		}
 		atomic_fetch_add(&s->progress, 1);
-		SC_TEST_BARRIER();
+		SC_BARRIER();
 	}
 }
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 rec(struct slot *s, int d)
 {
 	/* Called by rec itself: learn where such a call returns. */
@@ -232,11 +223,11 @@ rec(struct slot *s, int d)
 		atomic_store(&ra_rec, (uintptr_t)__builtin_return_address(0));
 	if (d > 1) {
 		rec(s, d - 1);
-		SC_TEST_BARRIER();
+		SC_BARRIER();
 		return;
 	}
 	work_loop(s);
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 static void
@@ -364,13 +355,13 @@ test_stress_identity(void **state)
 	assert_int_equal(pthread_create(&sp, NULL, spawner, NULL), 0);
 
 	/* The watchdog. */
-	t = now_ns();
+	t = (int64_t)sc_now_ns();
 	end = t + (int64_t)seconds * 1000000000LL;
 	for (i = 0; i < NSLOT + NPLAIN; i++) {
 		last[i] = 0;
 		last_change[i] = t;
 	}
-	while ((t = now_ns()) < end) {
+	while ((t = (int64_t)sc_now_ns()) < end) {
 		usleep(100 * 1000);
 		for (i = 0; i < NSLOT + NPLAIN; i++) {
 			cur = i < NSLOT ? slot_mark(&S[i]) :

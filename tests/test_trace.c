@@ -395,18 +395,18 @@ test_ring_wraps_and_clears(void **state)
 
 static int sleeper_wchan;
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 leaf(void)
 {
 	sc_sleep(&sleeper_wchan, "leaf");
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 middle(void *arg)
 {
 	leaf();
-	SC_TEST_BARRIER();
+	SC_BARRIER();
 }
 
 static void

@@ -18,12 +18,7 @@
 #include <cmocka.h>
 
 #include "stackcap.h"
-
-#if defined(__clang__)
-#define SC_TEST_NOIPA	__attribute__((noinline))
-#else
-#define SC_TEST_NOIPA	__attribute__((noinline, noipa))
-#endif
+#include "stackcap/testing.h"
 
 /* Fake text: three ranges with gaps, sorted, not overlapping. */
 #define T0_LO	((uintptr_t)0x400000)
@@ -500,7 +495,7 @@ test_frame_in_range(void **state)
 /* ------------------------------------------------------------------ */
 /* The process's text ranges. */
 
-SC_TEST_NOIPA static void
+SC_NOIPA static void
 a_function_of_the_test(void)
 {
 	__asm__ volatile("" ::: "memory");

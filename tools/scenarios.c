@@ -15,13 +15,7 @@
 
 #include "scenarios.h"
 
-#define SCN_BOUND_NS	(10LL * 1000 * 1000 * 1000)	/* any wait: 10 s */
-#define SCN_BARRIER()	__asm__ volatile("" ::: "memory")
-#if defined(__clang__)
-#define SCN_NOIPA	__attribute__((noinline))
-#else
-#define SCN_NOIPA	__attribute__((noinline, noipa))
-#endif
+#define SCN_BOUND_NS	(10ULL * 1000 * 1000 * 1000)	/* any wait: 10 s */
 
 /* Commands a target obeys from its spin loop. */
 enum scn_cmd {
@@ -42,41 +36,29 @@ struct scn_target {
 	_Atomic int	no_preempt;	/* never yield of its own accord */
 };
 
-static int64_t
-scn_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-}
-
 /* Bounded waits: false when the bound expired. */
 static bool
 scn_wait_ge(_Atomic int *v, int want)
 {
-	int64_t end = scn_now() + SCN_BOUND_NS;
+	struct sc_deadline dl;
 
+	sc_deadline_start(&dl, SCN_BOUND_NS);
 	while (atomic_load(v) < want) {
-		if (scn_now() > end)
+		if (sc_deadline_passed(&dl))
 			return (false);
 		sched_yield();
 	}
 	return (true);
 }
 
-#define SCN_CNT(m, f)	({						\
-	struct sc_counters c_;						\
-									\
-	sc_machine_counters((m), &c_);					\
-	c_.f;								\
-})
+#define SCN_CNT(m, f)	(sc_counters_get(m).f)
 #define SCN_WAIT_CNT(m, f, v)	({					\
-	int64_t end_ = scn_now() + SCN_BOUND_NS;			\
+	struct sc_deadline dl_;						\
 	bool ok_ = true;						\
 									\
+	sc_deadline_start(&dl_, SCN_BOUND_NS);				\
 	while (SCN_CNT((m), f) < (uint64_t)(v)) {			\
-		if (scn_now() > end_) {					\
+		if (sc_deadline_passed(&dl_)) {				\
 			ok_ = false;					\
 			break;						\
 		}							\
@@ -89,11 +71,12 @@ scn_wait_ge(_Atomic int *v, int want)
 static bool
 scn_wait_state(struct sc_thread *td, enum sc_td_state s)
 {
-	int64_t end = scn_now() + SCN_BOUND_NS;
+	struct sc_deadline dl;
 
+	sc_deadline_start(&dl, SCN_BOUND_NS);
 	while (sc_thread_state(td) != s || (s == SC_TDS_RUNNING) !=
 	    (sc_thread_oncpu(td) != SC_NOCPU)) {
-		if (scn_now() > end)
+		if (sc_deadline_passed(&dl))
 			return (false);
 		sched_yield();
 	}
@@ -102,7 +85,7 @@ scn_wait_state(struct sc_thread *td, enum sc_td_state s)
 
 /* --- The target --- */
 
-SCN_NOIPA static void
+SC_NOIPA static void
 user_spin(void *arg)
 {
 	struct scn_target *t = arg;
@@ -112,7 +95,7 @@ user_spin(void *arg)
 		;
 }
 
-SCN_NOIPA static void
+SC_NOIPA static void
 cli_wait(struct scn_target *t)
 {
 	sc_spinlock_enter();
@@ -120,10 +103,10 @@ cli_wait(struct scn_target *t)
 	/* Interrupts stay off until the IPI has arrived and been deferred. */
 	(void)SCN_WAIT_CNT(t->m, ipis_deferred, 1);
 	sc_spinlock_exit();
-	SCN_BARRIER();
+	SC_BARRIER();
 }
 
-SCN_NOIPA static void
+SC_NOIPA static void
 block_wait(struct scn_target *t, int signo)
 {
 	sigset_t set, old;
@@ -136,10 +119,10 @@ block_wait(struct scn_target *t, int signo)
 		;
 	/* The lost IPI arrives now, after its requester gave up. */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	SCN_BARRIER();
+	SC_BARRIER();
 }
 
-SCN_NOIPA static void
+SC_NOIPA static void
 spin_inner(struct scn_target *t)
 {
 	int c;
@@ -174,21 +157,21 @@ spin_inner(struct scn_target *t)
 				sc_maybe_yield();
 		}
 	}
-	SCN_BARRIER();
+	SC_BARRIER();
 }
 
-SCN_NOIPA static void
+SC_NOIPA static void
 spin_outer(struct scn_target *t)
 {
 	spin_inner(t);
-	SCN_BARRIER();
+	SC_BARRIER();
 }
 
-SCN_NOIPA static void
+SC_NOIPA static void
 target_main(void *arg)
 {
 	spin_outer(arg);
-	SCN_BARRIER();
+	SC_BARRIER();
 }
 
 /* A thread that spins without giving up its CPU until told. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "stackcap.h"
+#include "stackcap/testing.h"
 
 /* What a scenario's capture gave. */
 struct scn_result {

@@ -31,23 +31,9 @@
 #include "sample.h"
 #include "scenarios.h"
 #include "stackcap.h"
+#include "stackcap/testing.h"
 
 /* A link of a call chain keeps its frame and its name (DESIGN.md 4). */
-#if defined(__clang__)
-#define DEMO_NOIPA	__attribute__((noinline))
-#else
-#define DEMO_NOIPA	__attribute__((noinline, noipa))
-#endif
-#define DEMO_BARRIER()	__asm__ volatile("" ::: "memory")
-
-/* `static void name(void *arg)` that calls next(arg) and keeps its frame. */
-#define DEMO_CHAIN(name, next)						\
-	DEMO_NOIPA static void						\
-	name(void *arg)							\
-	{								\
-		next(arg);						\
-		DEMO_BARRIER();						\
-	}
 
 #define DEMO_MAX_THREADS	64	/* threads of the demo machine */
 #define DEMO_MAX_PROCS		32
@@ -107,7 +93,7 @@ demo_sleep_loop(struct demo_td *d)
  * no frame record, -mno-omit-leaf-frame-pointer notwithstanding; taking the
  * frame's address makes it build one, or the caller would be missing too.
  */
-DEMO_NOIPA static void
+SC_NOIPA static void
 cpu_work(void)
 {
 	int i;
@@ -129,83 +115,83 @@ demo_spin_loop(struct demo_td *d)
 }
 
 /* syncer: sched_sync(), asleep between two passes over the worklist. */
-DEMO_NOIPA static void
+SC_NOIPA static void
 sched_sync(void *arg)
 {
 	demo_sleep_loop(arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
-DEMO_CHAIN(syncer_loop, sched_sync)
+SC_CHAIN(syncer_loop, sched_sync)
 
 /* nfsd: the master thread in the nfssvc(2) call, service threads in the
  * RPC server's pool, all waiting for requests. */
-DEMO_NOIPA static void
+SC_NOIPA static void
 svc_run_internal(void *arg)
 {
 	demo_sleep_loop(arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
-DEMO_CHAIN(svc_run, svc_run_internal)
-DEMO_CHAIN(nfsrvd_nfsd, svc_run)
-DEMO_CHAIN(nfssvc_nfsd, nfsrvd_nfsd)
-DEMO_CHAIN(nfsd_syscall, nfssvc_nfsd)
-DEMO_CHAIN(svc_thread_start, svc_run_internal)
+SC_CHAIN(svc_run, svc_run_internal)
+SC_CHAIN(nfsrvd_nfsd, svc_run)
+SC_CHAIN(nfssvc_nfsd, nfsrvd_nfsd)
+SC_CHAIN(nfsd_syscall, nfssvc_nfsd)
+SC_CHAIN(svc_thread_start, svc_run_internal)
 
 /* getty: read(2) on its terminal, waiting for input (then swapped out). */
-DEMO_NOIPA static void
+SC_NOIPA static void
 tty_wait(void *arg)
 {
 	demo_sleep_loop(arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
-DEMO_CHAIN(ttydisc_read, tty_wait)
-DEMO_CHAIN(ttydev_read, ttydisc_read)
-DEMO_CHAIN(sys_read_tty, ttydev_read)
-DEMO_CHAIN(getty_syscall, sys_read_tty)
+SC_CHAIN(ttydisc_read, tty_wait)
+SC_CHAIN(ttydev_read, ttydisc_read)
+SC_CHAIN(sys_read_tty, ttydev_read)
+SC_CHAIN(getty_syscall, sys_read_tty)
 
 /* sshd: select(2) on its sockets. */
-DEMO_NOIPA static void
+SC_NOIPA static void
 seltdwait(void *arg)
 {
 	demo_sleep_loop(arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
-DEMO_CHAIN(kern_select, seltdwait)
-DEMO_CHAIN(sys_select, kern_select)
-DEMO_CHAIN(sshd_syscall, sys_select)
+SC_CHAIN(kern_select, seltdwait)
+SC_CHAIN(sys_select, kern_select)
+SC_CHAIN(sshd_syscall, sys_select)
 
 /* Interrupt threads: never scheduled here, so they never run. */
-DEMO_NOIPA static void
+SC_NOIPA static void
 ithread_loop(void *arg)
 {
 	demo_sleep_loop(arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
 
 /* bufdaemon: flushing dirty buffers, on a CPU (maybe_yield() in its loop,
  * as flushbufqueues() has). */
-DEMO_NOIPA static void
+SC_NOIPA static void
 flushbufqueues(void *arg)
 {
 	demo_spin_loop(arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
-DEMO_CHAIN(buf_flush, flushbufqueues)
-DEMO_CHAIN(buf_daemon, buf_flush)
+SC_CHAIN(buf_flush, flushbufqueues)
+SC_CHAIN(buf_daemon, buf_flush)
 
 /* dd if=/dev/zero: copying zeroes in the kernel, on a CPU. */
-DEMO_NOIPA static void
+SC_NOIPA static void
 zero_read(void *arg)
 {
 	demo_spin_loop(arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
-DEMO_CHAIN(devfs_read_f, zero_read)
-DEMO_CHAIN(sys_read_zero, devfs_read_f)
-DEMO_CHAIN(dd_syscall, sys_read_zero)
+SC_CHAIN(devfs_read_f, zero_read)
+SC_CHAIN(sys_read_zero, devfs_read_f)
+SC_CHAIN(dd_syscall, sys_read_zero)
 
 /* md5 -t: computing in user mode, on a CPU; never enters the kernel. */
-DEMO_NOIPA static void
+SC_NOIPA static void
 md5_timetrial(void *arg)
 {
 	struct demo_td *d = arg;
@@ -213,15 +199,15 @@ md5_timetrial(void *arg)
 	atomic_store(&d->arrived, 1);
 	while (!demo_stopping())
 		__builtin_ia32_pause();
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
 
 /* fork_return(): the new thread leaves for user mode. */
-DEMO_NOIPA static void
+SC_NOIPA static void
 fork_return(void *arg)
 {
 	sc_user_call(md5_timetrial, arg);
-	DEMO_BARRIER();
+	SC_BARRIER();
 }
 
 /*
@@ -286,10 +272,7 @@ demo_plan(struct demo_world *w, int ncpu)
 static long
 demo_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (ts.tv_sec * 1000L + ts.tv_nsec / 1000000L);
+	return ((long)(sc_now_ns() / 1000000));
 }
 
 static bool

@@ -9,7 +9,7 @@ sc_install_deps
 jobs=$(nproc)
 for preset in default asan tsan; do
 	echo "=== preset $preset"
-	cmake --preset "$preset"
+	cmake --preset "$preset" -DSTACKCAP_WERROR=ON
 	cmake --build --preset "$preset" -j "$jobs"
 	ctest --preset "$preset" -j "$jobs"
 done

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include <stackcap.h>
+#include <stackcap/testing.h>
 
 #define NFRAMES	3
 static const char *const chain[NFRAMES] = {
@@ -28,38 +29,32 @@ static const char *const chain[NFRAMES] = {
 static _Atomic int done;	/* also the wait channel */
 
 /*
- * noinline + noipa, and a compiler barrier after each call: each function
- * keeps a frame of its own and the call is not a tail call, so every name
- * of the chain is on the stack.
+ * SC_NOIPA and SC_BARRIER() (stackcap/testing.h): each function keeps a
+ * frame of its own and the call is not a tail call, so every name of the
+ * chain is on the stack.
  */
-#if defined(__clang__)
-#define NOIPA	__attribute__((noinline))
-#else
-#define NOIPA	__attribute__((noinline, noipa))
-#endif
-#define BARRIER()	__asm__ volatile("" ::: "memory")
 
-NOIPA static void
+SC_NOIPA static void
 consumer_leaf(void)
 {
 	while (!atomic_load(&done))
 		sc_sleep(&done, "chain");	/* may return spuriously: loop */
-	BARRIER();
+	SC_BARRIER();
 }
 
-NOIPA static void
+SC_NOIPA static void
 consumer_middle(void)
 {
 	consumer_leaf();
-	BARRIER();
+	SC_BARRIER();
 }
 
-NOIPA static void
+SC_NOIPA static void
 consumer_main(void *arg)
 {
 	(void)arg;
 	consumer_middle();
-	BARRIER();
+	SC_BARRIER();
 }
 
 /* Wait (bounded: 10 s) until td sleeps and is off every CPU. */

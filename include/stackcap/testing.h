@@ -1,0 +1,98 @@
+/*
+ * stackcap/testing.h: what a test or a benchmark written against stackcap
+ * needs to make stacks it can recognise, and to wait without hanging.  The
+ * library, its tests, its tools and its benchmarks use these same
+ * definitions (each exists once).  Header only; nothing here is exported.
+ *
+ *	SC_NOIPA static void f3(void *arg) { spin(arg); SC_BARRIER(); }
+ *	SC_CHAIN(f2, f3)
+ *	SC_CHAIN(f1, f2)
+ *
+ * gives a thread function f1 whose captured stack reads f3's caller chain
+ * f2, f1 (innermost first).  Build with -fno-omit-frame-pointer.
+ */
+#ifndef STACKCAP_TESTING_H
+#define STACKCAP_TESTING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <stackcap.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * SC_NOIPA: neither inlined, cloned nor analysed across calls, so the
+ * function keeps its own frame and symbol (clang has no noipa; noinline is
+ * what it has).  SC_BARRIER(): put it after each call of a chain, so the
+ * call is not a tail call and the caller's frame stays on the stack.
+ */
+#if defined(__clang__)
+#define SC_NOIPA	__attribute__((noinline))
+#else
+#define SC_NOIPA	__attribute__((noinline, noipa))
+#endif
+#define SC_BARRIER()	__asm__ volatile("" ::: "memory")
+
+/*
+ * SC_CHAIN(name, next): define `static void name(void *arg)` that calls
+ * next(arg) and keeps its frame.  next is any `void (void *)` function.
+ */
+#define SC_CHAIN(name, next)						\
+	SC_NOIPA static void						\
+	name(void *arg)							\
+	{								\
+		next(arg);						\
+		SC_BARRIER();						\
+	}
+
+/* CLOCK_MONOTONIC in nanoseconds.  Context: any, a signal handler too. */
+static inline uint64_t
+sc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+}
+
+/*
+ * A deadline for a bounded wait: start it, then poll the condition and
+ * sc_deadline_passed() in the same loop (napping or yielding as the caller
+ * likes).  The bound turns a hang into a clear failure; never use it to
+ * assert a timing.  Context: any.
+ */
+struct sc_deadline {
+	uint64_t	dl_end;		/* sc_now_ns() at the bound */
+};
+
+static inline void
+sc_deadline_start(struct sc_deadline *dl, uint64_t timeout_ns)
+{
+	dl->dl_end = sc_now_ns() + timeout_ns;
+}
+
+static inline bool
+sc_deadline_passed(const struct sc_deadline *dl)
+{
+	return (sc_now_ns() >= dl->dl_end);
+}
+
+/* A snapshot of m's counters, by value.  Context: any thread. */
+static inline struct sc_counters
+sc_counters_get(struct sc_machine *m)
+{
+	struct sc_counters c;
+
+	sc_machine_counters_sz(m, &c, sizeof(c));
+	return (c);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* !STACKCAP_TESTING_H */
