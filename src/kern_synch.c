@@ -39,6 +39,10 @@ sc__td_uninhibit(struct sc_thread *td, int inhibitor)
 void
 sc__setrunnable(struct sc_thread *td)
 {
+	SC_THREAD_LOCK_ASSERT(td);
+	SC_KASSERT(atomic_load(&td->td_inhibitors) == 0, , "setrunnable: "
+	    "thread %d has inhibitors %#x", td->td_tid,
+	    atomic_load(&td->td_inhibitors));
 	sc__td_set_state(td, SC_TDS_CAN_RUN);
 	td->td_machine->m_sched->sched_add(td);
 }

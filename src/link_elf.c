@@ -18,11 +18,13 @@
 
 #include "sc_internal.h"
 
-/* An immutable, sorted, merged set of text ranges. */
+/* An immutable, sorted, merged set of text ranges (the key is
+ * sc_internal.h's). */
 struct sc_textset {
-	size_t		ts_n;
-	struct sc_textset *ts_prev;	/* older sets, kept: readers may hold them */
-	struct sc_range	ts_r[];
+	size_t		ts_n;		/* (c) */
+	struct sc_textset *ts_prev;	/* (g: sc_text_mtx) older sets, kept:
+					   readers may hold them */
+	struct sc_range	ts_r[];		/* (c) */
 };
 
 static _Atomic(struct sc_textset *) sc_text_cur;

@@ -233,7 +233,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	m->m_procs_tail = &m->m_procs;
 	m->m_nextpid = SC_IDLE_PID;
 	m->m_nexttid = SC_FIRST_TID;
-	sc__mtx_init(&m->m_capture_mtx, "stack capture", NULL);
+	sc__mtx_init(&m->m_intr.si_mtx, "stack capture", NULL);
 	if (cfg->hook != NULL)
 		sc_machine_set_hook(m, cfg->hook, cfg->hook_arg);
 	if ((error = sc__trace_init(m, cfg->trace_events)) != 0) {

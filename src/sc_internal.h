@@ -2,17 +2,32 @@
  * Internal declarations shared by the library's sources (not installed).
  * Names with the sc__ prefix are internal and not exported.
  *
- * Lock key, as in sys/sys/proc.h; each field carries one letter:
- *   (c)  constant after creation
+ * Lock key, as in sys/sys/proc.h.  Every field of every shared struct
+ * carries a letter (docs/design.md points here):
+ *   (c)  constant once the struct is visible to another thread
+ *   (e)  constant until its thread is reaped; the reaper (the CPU that
+ *        switched away from the exited thread) changes it once, when
+ *        nothing reads it any more (the thread is INACTIVE)
  *   (a)  atomic, no lock; the comment says who writes it
- *   (t)  the thread lock (*td_lock); read with an atomic load elsewhere
- *   (s)  the machine's sched_lock (run queue)
+ *   (t)  the thread lock (*td_lock)
+ *   (s)  the machine's sched_lock (4BSD's run queues)
  *   (q)  the sleep-queue chain lock of the wait channel
  *   (p)  the proc lock
  *   (l)  m_list_mtx, the machine's list lock (a pthread mutex, never held
- *        across a switch)
- *   (x)  the capture mutex m_capture_mtx (stack_machdep.c's intr lock)
- *   (k)  CPU-local: the CPU's own pthread and its signal handler only
+ *        across a switch: a host-locked section)
+ *   (x)  the capture mutex (FreeBSD's intr_lock in stack_machdep.c)
+ *   (y)  the request's claim: the IPI handler that claimed the open request
+ *        by compare-and-swap writes it until it publishes the answer; then
+ *        the requester, which holds (x), reads it
+ *   (k)  curthread only (the simulated thread itself)
+ *   (k*) curthread, and the IPI handler that interrupts it on its CPU
+ *   (o)  CPU-local: code running on the CPU's own pthread (whichever
+ *        simulated thread it runs) and that CPU's IPI handler, never
+ *        another pthread; signal fences, not barriers, order it
+ *   (g)  process-wide, under the lock that the comment names
+ * Two letters, as (t/a): written under the first, read under the second;
+ * "/a" means read without a lock by an atomic load, as a snapshot or a
+ * hint that the reader checks again under the lock when it matters.
  */
 #ifndef SC_INTERNAL_H
 #define SC_INTERNAL_H
@@ -80,14 +95,17 @@ struct sc_mtx {
 
 /* Process control block: what cpu_switch saves (amd64 struct pcb). */
 struct sc_pcb {
-	uintptr_t	pcb_rsp;	/* callee-saved registers are on the stack */
-	uintptr_t	pcb_rbp;	/* 0 for a thread that never ran */
+	uintptr_t	pcb_rsp;	/* (t) callee-saved registers are on the
+					   stack */
+	uintptr_t	pcb_rbp;	/* (t) 0 for a thread that never ran */
 };
 
-/* The interrupted context that the IPI handler sees (struct trapframe). */
+/* The interrupted context that the IPI handler sees (struct trapframe):
+ * a local of the handler, on the CPU's signal stack. */
 struct sc_intr_frame {
-	uintptr_t	if_rip, if_rsp, if_rbp;
-	bool		if_kstack;	/* %rsp was on the thread's kernel stack */
+	uintptr_t	if_rip, if_rsp, if_rbp;	/* (o) */
+	bool		if_kstack;	/* (o) %rsp was on the thread's kernel
+					   stack */
 };
 
 struct sc_machine;
@@ -97,9 +115,9 @@ struct sc_trace;
 /* A race-injection hook: immutable once published, so that a caller never
  * pairs one hook's function with another's argument. */
 struct sc_hook {
-	sc_hook_fn	h_fn;
-	void		*h_arg;
-	struct sc_hook	*h_next;	/* in m_hooks_old */
+	sc_hook_fn	h_fn;		/* (c) */
+	void		*h_arg;		/* (c) */
+	struct sc_hook	*h_next;	/* (l) in m_hooks_old */
 };
 
 struct sc_thread {
@@ -112,28 +130,30 @@ struct sc_thread {
 	struct sc_thread *td_plist;	/* (l) next in the proc's list */
 	int		td_tid;		/* (c) */
 	char		td_name[32];	/* (c) */
-	_Atomic int	td_state;	/* (t) enum sc_td_state */
-	_Atomic int	td_inhibitors;	/* (t) SC_TDI_* */
-	_Atomic int	td_oncpu;	/* (t) read unlocked by stack_save_td */
-	_Atomic int	td_lastcpu;	/* (t) */
+	_Atomic int	td_state;	/* (t/a) enum sc_td_state */
+	_Atomic int	td_inhibitors;	/* (t/a) SC_TDI_* */
+	_Atomic int	td_oncpu;	/* (t/a) read unlocked by
+					   stack_save_td */
+	_Atomic int	td_lastcpu;	/* (t/a) */
 	int		td_bound;	/* (t) sched_bind() CPU, or NOCPU */
 	bool		td_idle;	/* (c) a CPU's idle thread */
 	bool		td_runq_bound;	/* (s) on a per-CPU run queue */
 	const void	*td_wchan;	/* (q) */
-	_Atomic(const char *) td_wmesg;	/* (q) */
+	_Atomic(const char *) td_wmesg;	/* (q/a) */
 	struct sc_pcb	td_pcb;		/* (t) valid while not running */
-	struct sc_intr_frame *td_intr_frame; /* (k) while the handler runs */
+	struct sc_intr_frame *td_intr_frame; /* (k*) while the handler runs */
 	void		(*td_fn)(void *); /* (c) */
 	void		*td_arg;	/* (c) */
-	char		*td_kstack_map;	/* (c) mapping, guard page first; NULL
+	char		*td_kstack_map;	/* (e) mapping, guard page first; NULL
 					   once the thread is reaped */
 	size_t		td_kstack_maplen; /* (c) */
 	struct sc_range	td_kstack;	/* (c) the usable kernel stack */
-	char		*td_ustack;	/* (k) user stack, mapped on first use */
+	char		*td_ustack;	/* (k) user stack, mapped on first use;
+					   (e) unmapped at reap */
 	size_t		td_ustack_len;	/* (k) */
 	_Atomic uint32_t td_exited;	/* (a) 1 once reaped; futex word */
 	void		*td_asan_fake;	/* (k) ASan fake-stack handle */
-	_Atomic int	td_hostlocks;	/* (k) host-locked sections entered:
+	_Atomic int	td_hostlocks;	/* (k*) host-locked sections entered:
 					   IPI_STOP never stops td in one */
 	void		*td_tsan_fiber;	/* (c) TSan fiber */
 };
@@ -147,7 +167,7 @@ struct sc_proc {
 	struct sc_proc	*p_next;	/* (l) machine's list */
 	int		p_pid;		/* (c) */
 	char		p_comm[20];	/* (c) */
-	struct sc_mtx	p_mtx;		/* the proc lock */
+	struct sc_mtx	p_mtx;		/* the (p) lock */
 	struct sc_thread *p_threads;	/* (l) first thread */
 	struct sc_thread **p_threads_tail; /* (l) */
 	int		p_nthreads;	/* (l) all, exited included */
@@ -160,31 +180,52 @@ struct sc_pcpu {
 	int		pc_cpuid;	/* (c) */
 	pthread_t	pc_pthread;	/* (c) */
 	_Atomic pid_t	pc_ktid;	/* (a) Linux tid of the CPU pthread */
-	_Atomic(struct sc_thread *) pc_curthread; /* (k) changed with
+	_Atomic(struct sc_thread *) pc_curthread; /* (o/a) changed with
 					   interrupts off; others read it */
 	struct sc_thread *pc_idlethread; /* (c) */
-	_Atomic int	pc_spinlock_count; /* (k) interrupts off while > 0 */
-	_Atomic int	pc_intr_deferred; /* (k) an IPI waits for spinlock_exit */
+	_Atomic int	pc_spinlock_count; /* (o) interrupts off while > 0 */
+	_Atomic int	pc_intr_deferred; /* (o) an IPI waits for
+					   spinlock_exit */
 	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
 	_Atomic uint64_t pc_ipi_id;	/* (a) id of the last IPI sent here */
 	_Atomic uint32_t pc_idle_futex;	/* (a) bumped to wake the idle loop */
 	_Atomic int	pc_idling;	/* (a) the idle thread may sleep */
 	struct sc_threadq pc_runq;	/* (s) threads bound to this CPU */
-	_Atomic int	pc_runq_len;	/* (s) */
-	struct sc_thread *pc_deadthread; /* (k) exited, reap after switch */
-	struct sc_spin	*pc_held[8];	/* (k) spin locks held, in order */
-	int		pc_nheld;	/* (k) */
-	struct sc_pcb	pc_boot_pcb;	/* (k) the pthread's own context */
-	void		*pc_boot_asan_fake; /* (k) */
-	const void	*pc_boot_stack;	/* (k) for ASan fiber annotations */
-	size_t		pc_boot_stack_len; /* (k) */
-	void		*pc_boot_tsan_fiber; /* (k) */
+	_Atomic int	pc_runq_len;	/* (s/a) */
+	struct sc_thread *pc_deadthread; /* (o) exited, reap after switch */
+	struct sc_spin	*pc_held[8];	/* (o) spin locks held, in order */
+	int		pc_nheld;	/* (o) */
+	struct sc_pcb	pc_boot_pcb;	/* (o) the pthread's own context */
+	void		*pc_boot_asan_fake; /* (o) */
+	const void	*pc_boot_stack;	/* (o) for ASan fiber annotations */
+	size_t		pc_boot_stack_len; /* (o) */
+	void		*pc_boot_tsan_fiber; /* (o) */
 	void		*pc_sigstack;	/* (c) alternate signal stack */
 	size_t		pc_sigstack_len; /* (c) */
 	_Atomic int	pc_stopped;	/* (a) the pthread left the machine */
 	_Atomic int	pc_init_error;	/* (a) the pthread could not start */
-	_Atomic uintptr_t pc_tsan_poll_rbp; /* (k) TSan: frame of the poll */
+	_Atomic uintptr_t pc_tsan_poll_rbp; /* (o) TSan: frame of the poll */
 } __attribute__((aligned(64)));
+
+/*
+ * The capture protocol's state (stack_machdep.c): FreeBSD's intr_lock,
+ * stack_intr_td and stack_intr_stack, plus the claim tag and the futex
+ * the requester sleeps on.
+ */
+struct sc_stack_intr {
+	struct sc_mtx	si_mtx;		/* the (x) lock: one capture of a
+					   running thread at a time */
+	uint64_t	si_seq;		/* (x) request sequence */
+	uint64_t	si_rtt;		/* (x) recent round trip (ns) */
+	_Atomic uint64_t si_req;	/* (a) open request tag, or 0 */
+	_Atomic(struct sc_thread *) si_td; /* (a) the answer: the thread the
+					   handler interrupted */
+	struct sc_stack	si_buf;		/* (y) the handler's walk */
+	bool		si_kstack;	/* (y) the interrupted %rsp was on the
+					   kernel stack */
+	_Atomic uint32_t si_futex;	/* (a) bumped at each answer */
+	_Atomic int	si_waiting;	/* (a) the requester sleeps */
+};
 
 struct sc_machine {
 	struct sc_machine_config m_cfg;	/* (c) */
@@ -194,26 +235,17 @@ struct sc_machine {
 	int		m_nkstack_cache; /* (l) */
 	struct sc_pcpu	*m_pcpu;	/* (c) [m_ncpu] */
 	const struct sc_sched *m_sched;	/* (c) the scheduler */
-	struct sc_spin	m_sched_lock;	/* 4BSD's sched_lock */
+	struct sc_spin	m_sched_lock;	/* the (s) lock, 4BSD's sched_lock */
 	struct sc_threadq m_runq;	/* (s) threads not bound */
-	_Atomic int	m_runq_len;	/* (s) */
-	pthread_mutex_t	m_list_mtx;	/* protects the (l) fields */
+	_Atomic int	m_runq_len;	/* (s/a) */
+	pthread_mutex_t	m_list_mtx;	/* the (l) lock */
 	struct sc_proc	*m_procs;	/* (l) */
 	struct sc_proc	**m_procs_tail;	/* (l) */
 	int		m_nprocs;	/* (l) */
 	int		m_nextpid;	/* (l) */
 	int		m_nexttid;	/* (l) */
 	struct sc_proc	*m_idleproc;	/* (c) */
-	struct sc_mtx	m_capture_mtx;	/* one capture of a running thread */
-	uint64_t	m_capture_seq;	/* (x) request sequence */
-	uint64_t	m_stack_intr_rtt; /* (x) recent round trip (ns) */
-	_Atomic uint64_t m_stack_intr_req; /* (a) open request tag, or 0 */
-	_Atomic(struct sc_thread *) m_stack_intr_td; /* (a) the answer */
-	struct sc_stack	m_stack_intr_buf; /* written by the claiming handler */
-	bool		m_stack_intr_kstack; /* ... and whether the interrupted
-					   %rsp was on the kernel stack */
-	_Atomic uint32_t m_stack_intr_futex; /* (a) bumped at each answer */
-	_Atomic int	m_stack_intr_waiting; /* (a) the requester sleeps */
+	struct sc_stack_intr m_intr;	/* the capture protocol's state */
 	_Atomic(struct sc_hook *) m_hook; /* (a) the current hook, or NULL */
 	struct sc_hook	*m_hooks_old;	/* (l) replaced hooks, freed at
 					   destroy: a caller may still use one */

@@ -11,12 +11,12 @@
 #include "sc_internal.h"
 #include "sc_sanitizer.h"
 
-/* sched_lock held. */
 static void
 sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 {
 	struct sc_pcpu *pc;
 
+	SC_SPIN_ASSERT_OWNED(&m->m_sched_lock);
 	sc__td_set_state(td, SC_TDS_RUNQ);
 	if (td->td_bound != SC_NOCPU) {
 		pc = &m->m_pcpu[td->td_bound];
@@ -32,12 +32,12 @@ sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 	}
 }
 
-/* sched_lock held. */
 static void
 sc_runq_remove(struct sc_machine *m, struct sc_thread *td)
 {
 	struct sc_pcpu *pc;
 
+	SC_SPIN_ASSERT_OWNED(&m->m_sched_lock);
 	if (td->td_runq_bound) {
 		pc = &m->m_pcpu[td->td_bound];
 		TAILQ_REMOVE(&pc->pc_runq, td, td_runq);
@@ -48,12 +48,14 @@ sc_runq_remove(struct sc_machine *m, struct sc_thread *td)
 	}
 }
 
-/* sched_lock held: the next thread for pc, removed from its queue. */
+/* The next thread for pc, removed from its queue (sched_choose()). */
 static struct sc_thread *
 sc_choose(struct sc_machine *m, struct sc_pcpu *pc)
 {
 	struct sc_thread *td;
 
+	SC_KASSERT(sc__spin_owned(&m->m_sched_lock), pc->pc_idlethread,
+	    "sched_choose: sched lock not owned");
 	td = TAILQ_FIRST(&pc->pc_runq);
 	if (td == NULL)
 		td = TAILQ_FIRST(&m->m_runq);
@@ -161,7 +163,7 @@ sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
 	sc__spin_handoff(&m->m_sched_lock, td);
 }
 
-/* sched_rem(): td on a run queue, td's lock (the sched_lock) held. */
+/* sched_rem(): td on a run queue, its lock (the sched_lock) held. */
 static void
 sc_4bsd_rem(struct sc_thread *td)
 {

@@ -50,10 +50,10 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	uint64_t tag;
 	size_t ntext;
 
-	tag = atomic_load_explicit(&m->m_stack_intr_req, memory_order_acquire);
+	tag = atomic_load_explicit(&m->m_intr.si_req, memory_order_acquire);
 	if ((tag & SC_REQ_STATE) != SC_REQ_OPEN ||
 	    SC_REQ_CPU(tag) != pc->pc_cpuid ||
-	    !atomic_compare_exchange_strong(&m->m_stack_intr_req, &tag,
+	    !atomic_compare_exchange_strong(&m->m_intr.si_req, &tag,
 	    (tag & ~(uint64_t)SC_REQ_STATE) | SC_REQ_CLAIMED)) {
 		/* A late IPI: its requester has given up. */
 		SC_CNT_INC(m, trace_stale);
@@ -63,24 +63,24 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	sc__hook(m, SC_HOOK_INTR_BEFORE_WALK, td);
 	/* The text ranges were computed by the requester: no allocation. */
 	sc_text_ranges(&text, &ntext);
-	sc_stack_walk(&m->m_stack_intr_buf, frame->if_rbp, td->td_kstack, text,
+	sc_stack_walk(&m->m_intr.si_buf, frame->if_rbp, td->td_kstack, text,
 	    ntext);
-	m->m_stack_intr_kstack = frame->if_kstack;
+	m->m_intr.si_kstack = frame->if_kstack;
 	SC_CNT_INC(m, trace_answered);
 	SC_TRACE(m, SC_TRACE_WALK_DONE, pc->pc_cpuid, td->td_tid,
-	    m->m_stack_intr_buf.depth, frame->if_kstack);
+	    m->m_intr.si_buf.depth, frame->if_kstack);
 	SC_TRACE(m, SC_TRACE_ANSWER_PUBLISHED, pc->pc_cpuid, td->td_tid, 0, 0);
-	atomic_store_explicit(&m->m_stack_intr_td, td, memory_order_release);
-	atomic_fetch_add(&m->m_stack_intr_futex, 1);
-	if (atomic_load(&m->m_stack_intr_waiting))
-		sc__futex_wake(&m->m_stack_intr_futex, 1);
+	atomic_store_explicit(&m->m_intr.si_td, td, memory_order_release);
+	atomic_fetch_add(&m->m_intr.si_futex, 1);
+	if (atomic_load(&m->m_intr.si_waiting))
+		sc__futex_wake(&m->m_intr.si_futex, 1);
 }
 
 /*
  * SC_WAIT_SPIN_SLEEP spins only while an answer may come: up to twice the
  * recent round trip, at most wait_spin_ns, and not at all when round trips
  * take longer than that (a virtual machine, or requester and target on one
- * core), where spinning only delays the target.  m_stack_intr_rtt is a
+ * core), where spinning only delays the target.  m_intr.si_rtt is a
  * moving average (weight 1/8) of the recent round trips, 0 before the
  * first.  Capture mutex held.
  */
@@ -89,18 +89,18 @@ sc_stack_intr_spin_ns(const struct sc_machine *m)
 {
 	uint64_t max = (uint64_t)m->m_cfg.wait_spin_ns;
 
-	if (m->m_stack_intr_rtt == 0)
+	if (m->m_intr.si_rtt == 0)
 		return (max);
-	if (m->m_stack_intr_rtt > max)
+	if (m->m_intr.si_rtt > max)
 		return (0);
-	return (2 * m->m_stack_intr_rtt < max ? 2 * m->m_stack_intr_rtt : max);
+	return (2 * m->m_intr.si_rtt < max ? 2 * m->m_intr.si_rtt : max);
 }
 
 static void
 sc_stack_intr_rtt(struct sc_machine *m, uint64_t rtt)
 {
-	m->m_stack_intr_rtt = m->m_stack_intr_rtt == 0 ? rtt :
-	    (7 * m->m_stack_intr_rtt + rtt) / 8;
+	m->m_intr.si_rtt = m->m_intr.si_rtt == 0 ? rtt :
+	    (7 * m->m_intr.si_rtt + rtt) / 8;
 }
 
 /*
@@ -122,8 +122,8 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 	    cfg->wait_strategy == SC_WAIT_SLEEP ? start :
 	    start + sc_stack_intr_spin_ns(m);
 	for (;;) {
-		seq = atomic_load(&m->m_stack_intr_futex);
-		answer = atomic_load_explicit(&m->m_stack_intr_td,
+		seq = atomic_load(&m->m_intr.si_futex);
+		answer = atomic_load_explicit(&m->m_intr.si_td,
 		    memory_order_acquire);
 		if (answer != NULL) {
 			sc_stack_intr_rtt(m, sc_now_ns() - start);
@@ -136,13 +136,13 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 			__builtin_ia32_pause();
 			continue;
 		}
-		atomic_store(&m->m_stack_intr_waiting, 1);
-		if (atomic_load_explicit(&m->m_stack_intr_td,
+		atomic_store(&m->m_intr.si_waiting, 1);
+		if (atomic_load_explicit(&m->m_intr.si_td,
 		    memory_order_acquire) == NULL)
-			sc__futex_wait(&m->m_stack_intr_futex, seq,
+			sc__futex_wait(&m->m_intr.si_futex, seq,
 			    (long)(deadline == UINT64_MAX ? 0 :
 			    deadline - now));
-		atomic_store(&m->m_stack_intr_waiting, 0);
+		atomic_store(&m->m_intr.si_waiting, 0);
 	}
 	/*
 	 * Give up, unless a handler already claimed the request: then its
@@ -150,7 +150,7 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 	 * blocks); wait for it, so that no walk outlives its request.
 	 */
 	claimed = (tag & ~(uint64_t)SC_REQ_STATE) | SC_REQ_CLAIMED;
-	if (atomic_compare_exchange_strong(&m->m_stack_intr_req, &tag, 0))
+	if (atomic_compare_exchange_strong(&m->m_intr.si_req, &tag, 0))
 		return (NULL);
 	/*
 	 * The walk is bounded (SC_STACK_MAX frames, no lock): this loop
@@ -158,9 +158,9 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 	 * that was claimed, which only a broken invariant could do: never
 	 * spin on a word that nobody will write.
 	 */
-	while ((answer = atomic_load_explicit(&m->m_stack_intr_td,
+	while ((answer = atomic_load_explicit(&m->m_intr.si_td,
 	    memory_order_acquire)) == NULL &&
-	    atomic_load(&m->m_stack_intr_req) == claimed)
+	    atomic_load(&m->m_intr.si_req) == claimed)
 		__builtin_ia32_pause();
 	return (answer);
 }
@@ -298,7 +298,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	m = td->td_machine;
 	/* A hook inside a capture (SC_HOOK_SAVE_BEFORE_IPI) that captures
 	 * again would take over the request of the capture it is in. */
-	SC_KASSERT(!sc__mtx_owned(&m->m_capture_mtx), EINVAL,
+	SC_KASSERT(!sc__mtx_owned(&m->m_intr.si_mtx), EINVAL,
 	    "thread %d \"%s\": capture recursed (from a hook inside a "
 	    "capture of the same machine)", td->td_tid, td->td_name);
 
@@ -352,26 +352,26 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 
 		/* The bound covers the wait for the capture mutex too. */
 		if (deadline == UINT64_MAX)
-			sc__mtx_lock(&m->m_capture_mtx);
-		else if (sc__mtx_lock_until(&m->m_capture_mtx, deadline) != 0) {
+			sc__mtx_lock(&m->m_intr.si_mtx);
+		else if (sc__mtx_lock_until(&m->m_intr.si_mtx, deadline) != 0) {
 			sc_stack_save_relock(m, td);
 			error = ETIMEDOUT;
 			break;
 		}
-		tag = (++m->m_capture_seq << 10) | ((uint64_t)cpuid << 2) |
+		tag = (++m->m_intr.si_seq << 10) | ((uint64_t)cpuid << 2) |
 		    SC_REQ_OPEN;
-		atomic_store(&m->m_stack_intr_td, NULL);
-		atomic_store_explicit(&m->m_stack_intr_req, tag,
+		atomic_store(&m->m_intr.si_td, NULL);
+		atomic_store_explicit(&m->m_intr.si_req, tag,
 		    memory_order_release);
 		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
 		sc__ipi_cpu(pc, SC_IPI_TRACE, td);
 		answer = sc_stack_intr_wait(m, tag, deadline);
-		kstack = m->m_stack_intr_kstack;
+		kstack = m->m_intr.si_kstack;
 		if (answer == td)
-			sc_stack_copy(&m->m_stack_intr_buf, st);
-		atomic_store(&m->m_stack_intr_req, 0);
-		atomic_store(&m->m_stack_intr_td, NULL);
-		sc__mtx_unlock(&m->m_capture_mtx);
+			sc_stack_copy(&m->m_intr.si_buf, st);
+		atomic_store(&m->m_intr.si_req, 0);
+		atomic_store(&m->m_intr.si_td, NULL);
+		sc__mtx_unlock(&m->m_intr.si_mtx);
 		if (answer == td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
 			    td->td_tid, answer->td_tid, 0);

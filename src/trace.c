@@ -20,16 +20,18 @@
 
 #define SC_TR_WORDS	6		/* ts, cpu, tid, event, a0, a1 */
 
+/* A ring slot (the key is sc_internal.h's). */
 struct sc_trace_slot {
-	_Atomic uint64_t ts_commit;	/* seq + 1 once written, 0 while */
-	uint64_t	ts_w[SC_TR_WORDS]; /* relaxed atomic accesses only */
+	_Atomic uint64_t ts_commit;	/* (a) seq + 1 once written, 0 while */
+	uint64_t	ts_w[SC_TR_WORDS]; /* (a) relaxed atomic accesses only,
+					   by the writer that reserved seq */
 };
 
 struct sc_trace {
-	size_t		tr_n;		/* slots */
-	_Atomic uint64_t tr_next;	/* next sequence number */
-	_Atomic uint64_t tr_base;	/* sc_trace_clear() point */
-	struct sc_trace_slot tr_slot[];
+	size_t		tr_n;		/* (c) slots */
+	_Atomic uint64_t tr_next;	/* (a) next sequence number */
+	_Atomic uint64_t tr_base;	/* (a) sc_trace_clear() point */
+	struct sc_trace_slot tr_slot[];	/* (a) */
 };
 
 static const char *const sc_trace_names[SC_TRACE_NEVENTS] = {

@@ -14,6 +14,7 @@
 #include <pthread.h>
 
 #include "sc_test.h"
+#include "sc_internal.h"	/* sc__td_uninhibit(), for the lock assertion */
 
 /* Sleeps until go; the target of the lock checks below. */
 struct sleeper {
@@ -376,6 +377,33 @@ test_nested_user_call(void **state)
 	assert_int_equal(atomic_load(&n.intact), 1);
 }
 
+static void
+nop(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * The lock key is checked, not only written: an internal function whose
+ * precondition is "td's lock held" (SC_THREAD_LOCK_ASSERT) called without
+ * it fails its assertion and does nothing.
+ */
+static void
+test_lock_assertion_fires(void **state)
+{
+	struct sc_thread *td = sc_test_spawn_ithread("iwait", nop, NULL);
+
+	sc_set_panic_handler(sc_test_panic_record);
+	sc__td_uninhibit(td, SC_TDI_IWAIT);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "not locked"));
+	assert_int_equal(sc_thread_inhibitors(td), SC_TDI_IWAIT);
+	assert_int_equal(sc_thread_state(td), SC_TDS_INHIBITED);
+	assert_int_equal(sc_ithread_schedule(td), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_test_panic_count(), 1);
+}
+
 int
 main(void)
 {
@@ -390,6 +418,7 @@ main(void)
 		T(test_mutex_with_spin_fast_path),
 		T(test_join_idle),
 		T(test_nested_user_call),
+		T(test_lock_assertion_fires),
 	};
 #undef T
 
