@@ -1,0 +1,225 @@
+/*
+ * The thread lock and the proc lock: what holding each one guarantees.
+ *
+ * Kernel counterparts: kern_mutex.c (thread_lock), the proc lock of
+ * sys/sys/proc.h.
+ *
+ * Rules: simulated threads never call CMocka (its assertions long-jump);
+ * they record what they see in atomics that the test thread asserts.  No
+ * test sleeps and hopes: each waits (bounded) for an observable condition,
+ * a state, a flag or a counter, and no test asserts a timing.  States that
+ * must hold "for a while" (a thread that must not run) are made
+ * deterministic instead: the thread cannot run at all (it is off every run
+ * queue, or the only CPU is held by a thread that never yields).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sc_test.h"
+#include "sc_test_bodies.h"
+
+/* ------------------------------------------------------------------------
+ * The thread lock keeps a thread that is not running from starting
+ * ------------------------------------------------------------------------ */
+
+/* Waits (politely) for `go`, then performs one action that needs a lock. */
+struct actor {
+	atomic_int	ready, go, acted;
+	void		(*action)(void *);
+	void		*action_arg;
+};
+
+static void
+act_on_go(void *arg)
+{
+	struct actor *a = arg;
+
+	atomic_store(&a->ready, 1);
+	while (!atomic_load(&a->go))
+		sc_maybe_yield();
+	a->action(a->action_arg);
+	atomic_store(&a->acted, 1);
+}
+
+static void
+action_wakeup(void *wchan)
+{
+	sc_wakeup(wchan);
+}
+
+static void
+action_ischedule(void *td)
+{
+	(void)sc_ithread_schedule(td);
+}
+
+/*
+ * A sleeper's td_lock is its sleep-queue chain lock.  The test holds it;
+ * a simulated waker calls sc_wakeup() and spins on that lock (spin_waits:
+ * nothing else takes a spin lock meanwhile); the sleeper is still asleep;
+ * on unlock the wakeup goes through and the sleeper runs.
+ */
+static void
+test_thread_lock_keeps_sleeper_asleep(void **state)
+{
+	struct sleeper s = { .wmesg = "locked" };
+	struct actor w = { .action = action_wakeup, .action_arg = &s };
+	struct sc_thread *sleeper, *waker;
+	uint64_t sw0;
+
+	sleeper = sc_test_spawn("sleeper", sleep_until_go, &s);
+	WAIT_ASLEEP(sleeper);
+	waker = sc_test_spawn("waker", act_on_go, &w);
+	SC_WAIT_FOR(atomic_load(&w.ready));
+
+	atomic_store(&s.go, 1);
+	sc_thread_lock(sleeper);
+	assert_true(sc_thread_lock_owned(sleeper));
+	sw0 = SC_COUNTER(tm, spin_waits);
+	atomic_store(&w.go, 1);
+	SC_WAIT_COUNTER_ABOVE(tm, spin_waits, sw0);
+	/* The waker waits for the lock we hold: the sleeper sleeps on. */
+	assert_int_equal(atomic_load(&w.acted), 0);
+	assert_int_equal(sc_thread_state(sleeper), SC_TDS_INHIBITED);
+	assert_int_equal(sc_thread_inhibitors(sleeper), SC_TDI_SLEEPING);
+	assert_int_equal(atomic_load(&s.returns), 0);
+	sc_thread_unlock(sleeper);
+
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_int_equal(sc_thread_join(sleeper), 0);
+	assert_int_equal(sc_thread_join(waker), 0);
+	assert_int_equal(atomic_load(&w.acted), 1);
+}
+
+/*
+ * 1 CPU: a RUNQ thread's td_lock is the sched_lock.  The test holds it;
+ * the running thread yields and its switch spins on that lock; the RUNQ
+ * thread has not started; on unlock the switch goes through and it runs.
+ */
+struct hold_yield {
+	struct hold	h;
+	atomic_int	yielded;
+};
+
+static void
+hold_then_yield(void *arg)
+{
+	struct hold_yield *hy = arg;
+
+	hold_cpu(&hy->h);
+	sc_yield();
+	atomic_store(&hy->yielded, 1);
+}
+
+static void
+test_thread_lock_keeps_runq_thread_off_cpu(void **state)
+{
+	struct hold_yield hy = { 0 };
+	struct seen s = { 0 };
+	struct sc_thread *a, *b;
+	uint64_t sw0;
+
+	a = sc_test_spawn("holder", hold_then_yield, &hy);
+	SC_WAIT_FOR(atomic_load(&hy.h.holding));
+	b = sc_test_spawn("waiting", record_self, &s);
+	assert_int_equal(sc_thread_state(b), SC_TDS_RUNQ);
+
+	sc_thread_lock(b);
+	sw0 = SC_COUNTER(tm, spin_waits);
+	atomic_store(&hy.h.release, 1);
+	SC_WAIT_COUNTER_ABOVE(tm, spin_waits, sw0);
+	assert_int_equal(sc_thread_state(b), SC_TDS_RUNQ);
+	assert_int_equal(sc_thread_oncpu(b), SC_NOCPU);
+	assert_int_equal(atomic_load(&s.ran), 0);
+	assert_int_equal(atomic_load(&hy.yielded), 0);
+	sc_thread_unlock(b);
+
+	SC_WAIT_FOR(atomic_load(&s.ran));
+	assert_int_equal(sc_thread_join(b), 0);
+	assert_int_equal(sc_thread_join(a), 0);
+	assert_int_equal(atomic_load(&hy.yielded), 1);
+}
+
+/*
+ * An ithread's td_lock is the sched_lock: held by the test, a simulated
+ * thread's sc_ithread_schedule() spins on it and the ithread stays in
+ * IWAIT; on unlock it is scheduled and runs.
+ */
+static void
+test_thread_lock_keeps_ithread_waiting(void **state)
+{
+	struct seen s = { 0 };
+	struct actor w = { .action = action_ischedule };
+	struct sc_thread *it, *sched;
+	uint64_t sw0;
+
+	it = sc_test_spawn_ithread("ithread", record_self, &s);
+	w.action_arg = it;
+	sched = sc_test_spawn("scheduler", act_on_go, &w);
+	SC_WAIT_FOR(atomic_load(&w.ready));
+
+	sc_thread_lock(it);
+	sw0 = SC_COUNTER(tm, spin_waits);
+	atomic_store(&w.go, 1);
+	SC_WAIT_COUNTER_ABOVE(tm, spin_waits, sw0);
+	assert_int_equal(atomic_load(&w.acted), 0);
+	assert_int_equal(sc_thread_state(it), SC_TDS_INHIBITED);
+	assert_int_equal(sc_thread_inhibitors(it), SC_TDI_IWAIT);
+	assert_int_equal(atomic_load(&s.ran), 0);
+	sc_thread_unlock(it);
+
+	SC_WAIT_FOR(atomic_load(&s.ran));
+	assert_int_equal(sc_thread_join(it), 0);
+	assert_int_equal(sc_thread_join(sched), 0);
+}
+
+/* ------------------------------------------------------------------------
+ * The proc lock keeps a thread from exiting
+ * ------------------------------------------------------------------------ */
+
+static void
+test_proc_lock_keeps_thread_from_exiting(void **state)
+{
+	struct spin s = { 0 };
+	struct sc_thread *td;
+	uint64_t pw0, exits0;
+
+	td = sc_test_spawn("exiter", spin_polite, &s);
+	SC_WAIT_FOR(atomic_load(&s.spinning));
+
+	sc_proc_lock(tp);
+	assert_true(sc_proc_lock_owned(tp));
+	pw0 = SC_COUNTER(tm, proc_lock_waits);
+	exits0 = SC_COUNTER(tm, exits);
+	atomic_store(&s.release, 1);
+	/* Its function returned; thread_exit() waits for the proc lock. */
+	SC_WAIT_COUNTER_ABOVE(tm, proc_lock_waits, pw0);
+	assert_int_equal(atomic_load(&s.returning), 1);
+	assert_false(sc_thread_exited(td));
+	assert_int_not_equal(sc_thread_state(td), SC_TDS_INACTIVE);
+	assert_int_equal(SC_COUNTER(tm, exits), exits0);
+	sc_proc_unlock(tp);
+
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_true(sc_thread_exited(td));
+	assert_int_equal(sc_thread_state(td), SC_TDS_INACTIVE);
+	assert_int_equal(SC_COUNTER(tm, exits) - exits0, 1);
+	assert_false(sc_proc_lock_owned(tp));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_thread_lock_keeps_sleeper_asleep,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_thread_lock_keeps_runq_thread_off_cpu,
+		    sc_test_setup_1cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_thread_lock_keeps_ithread_waiting,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_proc_lock_keeps_thread_from_exiting,
+		    sc_test_setup_2cpu, sc_test_teardown),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
