@@ -166,7 +166,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	stack.hi = stack.lo + len;
 	memcpy(img, data + HDR_SIZE, len);
 	if (flags & F_RELOC) {
-		/* The words at 8-byte aligned addresses, as the walker reads. */
+		/* The words at 8-byte aligned addresses, as the walker
+		 * reads. */
 		for (i = (8 - mis) & 7; i + 8 <= len; i += 8) {
 			memcpy(&w, img + i, 8);
 			if (w != 0 && w < RELOC_LIMIT) {

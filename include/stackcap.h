@@ -243,19 +243,20 @@ struct sc_machine_config {
 struct sc_counters {
 	uint64_t	switches;	/* context switches */
 	uint64_t	sleeps;		/* sc_sleep() calls that slept */
-	uint64_t	wakeups;	/* threads made runnable by sc_wakeup() */
+	uint64_t	wakeups; /* threads made runnable by sc_wakeup() */
 	uint64_t	swapouts, swapins;
 	uint64_t	spin_waits;	/* spin-lock acquisitions that waited */
-	uint64_t	blocked_waits;	/* thread_lock() that met blocked_lock */
-	uint64_t	proc_lock_waits; /* proc-lock acquisitions that waited */
+	uint64_t	blocked_waits; /* thread_lock() that met blocked_lock */
+	uint64_t	proc_lock_waits; /* proc-lock acquisitions that
+					   waited */
 	uint64_t	preemptions;	/* sc_maybe_yield() that switched */
-	uint64_t	migrations;	/* a thread ran on another CPU than last */
+	uint64_t	migrations; /* a thread ran on another CPU than last */
 	uint64_t	exits;
 	uint64_t	ipis_sent;	/* every vector */
 	uint64_t	ipis_received;	/* handler ran with interrupts on */
 	uint64_t	ipis_deferred;	/* arrived with interrupts disabled */
 	uint64_t	trace_answered;	/* IPI_TRACE handlers that walked */
-	uint64_t	trace_stale;	/* IPI_TRACE that found no open request */
+	uint64_t	trace_stale; /* IPI_TRACE that found no open request */
 	uint64_t	captures;	/* sc_stack_save_td() calls returning */
 	uint64_t	captures_running; /* ... answered by an IPI */
 	uint64_t	retry_nocpu;	/* spins on td_oncpu == NOCPU */
@@ -503,7 +504,8 @@ SC_EXTERN void	sc_set_panic_handler(void (*fn)(const char *msg));
  * plain pthread), `tid` the thread concerned; the arguments per event:
  */
 enum sc_trace_event {
-	SC_TRACE_CAPTURE_BEGIN = 0, /* requester; tid target; a0 requester tid */
+	SC_TRACE_CAPTURE_BEGIN = 0, /* requester; tid target; a0 requester
+				   tid */
 	SC_TRACE_PCB_WALK,	/* requester; tid target; a0 depth */
 	SC_TRACE_LOCK_DROPPED,	/* requester dropped tid's thread lock */
 	SC_TRACE_LOCK_TAKEN,	/* requester took tid's thread lock again */
@@ -635,8 +637,9 @@ struct sc_kstack {
  * sysctl_kern_proc_kstack(): for every live thread of p, its tid, name,
  * state and stack: the proc lock for the whole list, then each thread
  * lock in turn (the kernel drops the proc lock around each thread's
- * copy-out and re-finds the next by tid; docs/protocol.md).  Fills out[0..max) and sets *n to the number of
- * threads (which may exceed max).  out[] elements are elsize bytes apart
+ * copy-out and re-finds the next by tid; docs/protocol.md).  Fills
+ * out[0..max) and sets *n to the number of threads (which may exceed
+ * max).  out[] elements are elsize bytes apart
  * (the wrapper sc_proc_kstack() passes sizeof(struct sc_kstack)).
  * Returns 0, EINVAL when elsize is smaller than stackcap 0.1's struct, or
  * EINVAL (KASSERT) when the caller holds p's proc lock or a spin lock.

@@ -18,8 +18,8 @@ sc__td_set_state(struct sc_thread *td, enum sc_td_state state)
 	int old = atomic_exchange(&td->td_state, state);
 
 	if (old != (int)state)
-		SC_TRACE(td->td_machine, SC_TRACE_STATE, sc_curcpu(), td->td_tid,
-		    old, state);
+		SC_TRACE(td->td_machine, SC_TRACE_STATE, sc_curcpu(),
+		    td->td_tid, old, state);
 }
 
 /*
@@ -109,7 +109,7 @@ sc_maybe_yield(void)
 		return;
 	SC_CNT_INC(pc->pc_machine, preemptions);
 	sc_yield();
-	__asm__ volatile("" ::: "memory");	/* no tail call: keep the frame */
+	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
 }
 
 int
@@ -135,7 +135,7 @@ sc_sleep(const void *wchan, const char *wmesg)
 	    "sc_sleep(\"%s\") outside a simulated thread", wmesg);
 	sc__sleepq_lock(wchan);
 	sc__sleepq_wait(wchan, wmesg);
-	__asm__ volatile("" ::: "memory");	/* no tail call: keep the frame */
+	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
 }
 
 /* wakeup(): every sleeper of wchan, in every machine. */

@@ -254,8 +254,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		pc->pc_cpuid = i;
 		TAILQ_INIT(&pc->pc_runq);
 		snprintf(name, sizeof(name), "idle: cpu%d", i);
-		error = sc__thread_alloc(m->m_idleproc, name, sc__idle_loop, NULL,
-		    true, &pc->pc_idlethread);
+		error = sc__thread_alloc(m->m_idleproc, name, sc__idle_loop,
+		    NULL, true, &pc->pc_idlethread);
 	}
 	if (error == 0)
 		error = sc__ipi_init(m);

@@ -84,7 +84,8 @@ sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 		uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
 		uc->uc_mcontext.gregs[REG_RBP] = 0;
 		uc->uc_mcontext.gregs[REG_RDI] = (greg_t)(uintptr_t)pc;
-		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)sc__cpu_stop;
+		uc->uc_mcontext.gregs[REG_RIP] =
+		    (greg_t)(uintptr_t)sc__cpu_stop;
 	}
 #else
 	(void)uc;

@@ -88,9 +88,10 @@ struct sc_spin {
 struct sc_mtx {
 	_Atomic uintptr_t mx_owner;	/* (a) owner token, 0 = free */
 	_Atomic int	mx_waiters;	/* (a) someone sleeps on it */
-	_Atomic uint32_t mx_futex;	/* (a) bumped at each contended unlock */
+	_Atomic uint32_t mx_futex; /* (a) bumped at each contended unlock */
 	const char	*mx_name;	/* (c) */
-	uint64_t	*mx_waitcnt;	/* (c) counter of contended locks, or NULL */
+	uint64_t	*mx_waitcnt;	/* (c) counter of contended locks, or
+					   NULL */
 };
 
 /* Process control block: what cpu_switch saves (amd64 struct pcb). */
@@ -248,7 +249,8 @@ struct sc_machine {
 	struct sc_stack_intr m_intr;	/* the capture protocol's state */
 	_Atomic(struct sc_hook *) m_hook; /* (a) the current hook, or NULL */
 	struct sc_hook	*m_hooks_old;	/* (l) replaced hooks, freed at
-					   destroy: a caller may still use one */
+					   destroy: a caller may still use
+					   one */
 	struct sc_counters m_cnt;	/* (a) relaxed atomic increments */
 	_Atomic int	m_dying;	/* (a) sc_machine_destroy() began */
 	_Atomic int	m_warned;	/* (a) diagnoses printed, a bit each */
@@ -399,7 +401,8 @@ struct sc_sched {
 	bool		(*sched_runnable)(struct sc_pcpu *pc);
 	/* td == curthread, its lock held: choose the next thread, switch;
 	 * return when td runs again, holding its lock. */
-	void		(*sched_switch)(struct sc_thread *td, struct sc_pcpu *pc);
+	void		(*sched_switch)(struct sc_thread *td,
+			    struct sc_pcpu *pc);
 	/* td == curthread, its lock held: bind to cpu (NOCPU: unbind). */
 	void		(*sched_bind)(struct sc_thread *td, int cpu);
 	/* A CPU pthread, before its first switch to its idle thread: take

@@ -22,7 +22,7 @@
 #endif
 
 #if defined(SC_SANITIZER_ADDRESS) || defined(SC_SANITIZER_THREAD)
-#define SC_SAN_STACK_SCALE	4	/* as FreeBSD adds KSTACK pages for KASAN */
+#define SC_SAN_STACK_SCALE	4 /* as FreeBSD adds KSTACK pages for KASAN */
 #else
 #define SC_SAN_STACK_SCALE	1
 #endif

@@ -151,7 +151,8 @@ sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
 	atomic_store(&newtd->td_oncpu, pc->pc_cpuid);
 	atomic_store_explicit(&pc->pc_curthread, newtd, memory_order_relaxed);
 	SC_CNT_INC(m, switches);
-	SC_TRACE(m, SC_TRACE_SWITCH, pc->pc_cpuid, td->td_tid, newtd->td_tid, 0);
+	SC_TRACE(m, SC_TRACE_SWITCH, pc->pc_cpuid, td->td_tid, newtd->td_tid,
+	    0);
 
 	dying = atomic_load(&td->td_state) == SC_TDS_INACTIVE;
 	sc__san_fiber_switch(dying ? NULL : &td->td_asan_fake, newtd->td_kstack,

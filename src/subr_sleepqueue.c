@@ -3,10 +3,10 @@
  *
  * Kernel counterpart: sys/kern/subr_sleepqueue.c (sleepq_lock,
  * sleepq_add, sleepq_wait, sleepq_broadcast); sleep() and wakeup() on top
- * of them are in kern_synch.c.  The chains are global, hashed by wait channel, so a
- * plain pthread can wake any machine's sleepers.  A sleeping thread's
- * td_lock is its chain lock, as in the kernel: holding it keeps the thread
- * asleep.
+ * of them are in kern_synch.c.  The chains are global, hashed by wait
+ * channel, so a plain pthread can wake any machine's sleepers.  A
+ * sleeping thread's td_lock is its chain lock, as in the kernel: holding
+ * it keeps the thread asleep.
  */
 #include "sc_internal.h"
 

@@ -133,7 +133,7 @@ sc_trace_snapshot(struct sc_machine *m, struct sc_trace_record *out,
 		sl = &tr->tr_slot[seq % tr->tr_n];
 		if (atomic_load_explicit(&sl->ts_commit,
 		    memory_order_acquire) != seq + 1)
-			continue;	/* overwritten, or still being written */
+			continue; /* overwritten, or still being written */
 		for (i = 0; i < SC_TR_WORDS; i++)
 			w[i] = __atomic_load_n(&sl->ts_w[i], __ATOMIC_RELAXED);
 		atomic_thread_fence(memory_order_acquire);
@@ -257,9 +257,9 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		    r->cpu, r->tid);
 		break;
 	case SC_TRACE_IPI_RECEIVED:
-		snprintf(buf, len, "cpu%d: IPI_TRACE received, interrupted td %d "
-		    "at rbp %#" PRIx64 " [ipi %" PRIu64 "]", r->cpu, r->tid,
-		    r->arg0, r->arg1);
+		snprintf(buf, len, "cpu%d: IPI_TRACE received, interrupted "
+		    "td %d at rbp %#" PRIx64 " [ipi %" PRIu64 "]", r->cpu,
+		    r->tid, r->arg0, r->arg1);
 		break;
 	case SC_TRACE_WALK_DONE:
 		/* a1: was the interrupted %rsp on td's kernel stack? */
@@ -286,14 +286,15 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		break;
 	case SC_TRACE_ANSWER_SEEN:
 		sc_trace_actor(r, true, who, sizeof(who));
-		snprintf(buf, len, "%s: answer names td %" PRIu64 ", the target",
-		    who, r->arg0);
+		snprintf(buf, len, "%s: answer names td %" PRIu64
+		    ", the target", who, r->arg0);
 		break;
 	case SC_TRACE_RETRY:
 		sc_trace_actor(r, true, who, sizeof(who));
-		snprintf(buf, len, "%s: answer names td %" PRIu64 ", not td %d: "
-		    "retry (%s)", who, r->arg0, r->tid, r->arg1 == 1 ?
-		    "the CPU went idle" : "another thread runs there");
+		snprintf(buf, len, "%s: answer names td %" PRIu64
+		    ", not td %d: retry (%s)", who, r->arg0, r->tid,
+		    r->arg1 == 1 ? "the CPU went idle" :
+		    "another thread runs there");
 		break;
 	case SC_TRACE_TIMEOUT:
 		sc_trace_actor(r, true, who, sizeof(who));
@@ -302,12 +303,13 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		break;
 	case SC_TRACE_CAPTURE_DONE:
 		sc_trace_actor(r, true, who, sizeof(who));
-		snprintf(buf, len, "%s: stack_save_td(td %d) returns %s, %" PRIu64
-		    " frames", who, r->tid, sc_errname((int)r->arg0), r->arg1);
+		snprintf(buf, len, "%s: stack_save_td(td %d) returns %s, "
+		    "%" PRIu64 " frames", who, r->tid, sc_errname((int)r->arg0),
+		    r->arg1);
 		break;
 	case SC_TRACE_SWITCH:
-		snprintf(buf, len, "cpu%d: cpu_switch from td %d to td %" PRIu64,
-		    r->cpu, r->tid, r->arg0);
+		snprintf(buf, len, "cpu%d: cpu_switch from td %d to td "
+		    "%" PRIu64, r->cpu, r->tid, r->arg0);
 		break;
 	case SC_TRACE_STATE:
 		snprintf(buf, len, "td %d: %s -> %s", r->tid,

@@ -382,8 +382,9 @@ sc_js_instant(FILE *fp, const struct sc_js *js,
 	char line[256];
 
 	sc__trace_narrate(r, line, sizeof(line));
-	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT "\",\"ph\":\"i\","
-	    "\"s\":\"t\",\"ts\":", sc_trace_event_name(r->event));
+	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT
+	    "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":",
+	    sc_trace_event_name(r->event));
 	sc_js_us(fp, r->ts_ns - js->js_base + nudge);
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"event\":\"%s\",\"seq\":%"
 	    PRIu64 ",\"td\":%d,\"arg0\":%" PRIu64 ",\"arg1\":%" PRIu64
@@ -406,12 +407,13 @@ sc_js_slice(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 	uint64_t start = sc_js_start(js, sl) - js->js_base;
 	int tid = sc_js_track(js, open) + 1;
 
-	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT "\",\"ph\":\"X\","
-	    "\"ts\":", sc_js_names[sl->sl_kind]);
+	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT
+	    "\",\"ph\":\"X\",\"ts\":", sc_js_names[sl->sl_kind]);
 	sc_js_us(fp, start);
 	fprintf(fp, ",\"dur\":");
 	sc_js_us(fp, sc_js_end(js, sl) - sc_js_start(js, sl));
-	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"td\":%d", tid, open->tid);
+	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"td\":%d", tid,
+	    open->tid);
 	if (sl->sl_kind == SC_JS_CAPTURE)
 		fprintf(fp, ",\"result\":\"%s\",\"depth\":%" PRIu64,
 		    sc_errname((int)close->arg0), close->arg1);

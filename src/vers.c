@@ -17,6 +17,6 @@ sc_version(void)
 const char *
 sc_version_string(void)
 {
-	return (SC_STR(STACKCAP_VERSION_MAJOR) "." SC_STR(STACKCAP_VERSION_MINOR)
-	    "." SC_STR(STACKCAP_VERSION_PATCH));
+	return (SC_STR(STACKCAP_VERSION_MAJOR) "."
+	    SC_STR(STACKCAP_VERSION_MINOR) "." SC_STR(STACKCAP_VERSION_PATCH));
 }

@@ -88,7 +88,8 @@ jtrace_parse(struct jtrace *jt, const char *json)
 	for (i = 0; i < 8; i++)
 		jt->cpu_tid[i] = -1;
 	if ((jt->root = cJSON_Parse(json)) == NULL)
-		fail_msg("JSON does not parse near: %.40s", cJSON_GetErrorPtr());
+		fail_msg("JSON does not parse near: %.40s",
+		    cJSON_GetErrorPtr());
 	evs = cJSON_GetObjectItemCaseSensitive(jt->root, "traceEvents");
 	assert_true(cJSON_IsArray(evs));
 	n = (size_t)cJSON_GetArraySize(evs);
@@ -101,7 +102,8 @@ jtrace_parse(struct jtrace *jt, const char *json)
 		ph = jstr(ev, "ph");
 		assert_non_null(ph);
 		if (jnum(ev, "tid") == 0)
-			fail_msg("%s event \"%s\" on tid 0", ph, jstr(ev, "name"));
+			fail_msg("%s event \"%s\" on tid 0", ph,
+			    jstr(ev, "name"));
 		if (strcmp(ph, "M") == 0) {
 			args = cJSON_GetObjectItemCaseSensitive(ev, "args");
 			tname = jstr(args, "name");

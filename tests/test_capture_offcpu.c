@@ -445,7 +445,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_swapped_asserts,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_swapped_asserts_sim_thread, sc_test_setup_2cpu, sc_test_teardown),
+		    test_swapped_asserts_sim_thread, sc_test_setup_2cpu,
+		    sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_unlocked_asserts,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_exited_esrch,

@@ -211,13 +211,17 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_thread_lock_keeps_sleeper_asleep,
+		cmocka_unit_test_setup_teardown(
+		    test_thread_lock_keeps_sleeper_asleep,
 		    sc_test_setup_2cpu, sc_test_teardown),
-		cmocka_unit_test_setup_teardown(test_thread_lock_keeps_runq_thread_off_cpu,
+		cmocka_unit_test_setup_teardown(
+		    test_thread_lock_keeps_runq_thread_off_cpu,
 		    sc_test_setup_1cpu, sc_test_teardown),
-		cmocka_unit_test_setup_teardown(test_thread_lock_keeps_ithread_waiting,
+		cmocka_unit_test_setup_teardown(
+		    test_thread_lock_keeps_ithread_waiting,
 		    sc_test_setup_2cpu, sc_test_teardown),
-		cmocka_unit_test_setup_teardown(test_proc_lock_keeps_thread_from_exiting,
+		cmocka_unit_test_setup_teardown(
+		    test_proc_lock_keeps_thread_from_exiting,
 		    sc_test_setup_2cpu, sc_test_teardown),
 	};
 

@@ -27,31 +27,34 @@ expect_config_einval(void (*bad)(struct sc_machine_config *))
 	assert_null(m);
 }
 
-static void no_cpu(struct sc_machine_config *c) { c->ncpu = 0; }
-static void too_many_cpus(struct sc_machine_config *c) { c->ncpu = 257; }
-static void no_kstack(struct sc_machine_config *c) { c->kstack_pages = 0; }
-static void huge_kstack(struct sc_machine_config *c) { c->kstack_pages = 4096; }
-static void neg_timeout(struct sc_machine_config *c)
-{
-	c->capture_timeout_ns = -1;
-}
-static void bad_strategy(struct sc_machine_config *c) { c->wait_strategy = 7; }
-static void neg_spin(struct sc_machine_config *c) { c->wait_spin_ns = -5; }
-static void bad_signo(struct sc_machine_config *c) { c->ipi_signo = 0; }
-static void sigkill(struct sc_machine_config *c) { c->ipi_signo = SIGKILL; }
-static void sigsegv(struct sc_machine_config *c) { c->ipi_signo = SIGSEGV; }
+/* A config that sets one field to a bad value. */
+#define BAD_CONFIG(name, field, value)					\
+	static void							\
+	name(struct sc_machine_config *c)				\
+	{								\
+		c->field = (value);					\
+	}
+
+BAD_CONFIG(no_cpu, ncpu, 0)
+BAD_CONFIG(too_many_cpus, ncpu, 257)
+BAD_CONFIG(no_kstack, kstack_pages, 0)
+BAD_CONFIG(huge_kstack, kstack_pages, 4096)
+BAD_CONFIG(neg_timeout, capture_timeout_ns, -1)
+BAD_CONFIG(bad_strategy, wait_strategy, 7)
+BAD_CONFIG(neg_spin, wait_spin_ns, -5)
+BAD_CONFIG(bad_signo, ipi_signo, 0)
+BAD_CONFIG(sigkill, ipi_signo, SIGKILL)
+BAD_CONFIG(sigsegv, ipi_signo, SIGSEGV)
 /* Synchronous fault signals: a handler that returns from a real one loops
  * on the faulting instruction for ever. */
-static void sigfpe(struct sc_machine_config *c) { c->ipi_signo = SIGFPE; }
-static void sigill(struct sc_machine_config *c) { c->ipi_signo = SIGILL; }
-static void sigtrap(struct sc_machine_config *c) { c->ipi_signo = SIGTRAP; }
-static void sigsys(struct sc_machine_config *c) { c->ipi_signo = SIGSYS; }
-static void sig_too_big(struct sc_machine_config *c) { c->ipi_signo = 65; }
-static void huge_trace(struct sc_machine_config *c)
-{
-	c->trace_events = (size_t)1 << 30;
-}
-static void unbounded_hold(struct sc_machine_config *c)
+BAD_CONFIG(sigfpe, ipi_signo, SIGFPE)
+BAD_CONFIG(sigill, ipi_signo, SIGILL)
+BAD_CONFIG(sigtrap, ipi_signo, SIGTRAP)
+BAD_CONFIG(sigsys, ipi_signo, SIGSYS)
+BAD_CONFIG(sig_too_big, ipi_signo, 65)
+BAD_CONFIG(huge_trace, trace_events, (size_t)1 << 30)
+static void
+unbounded_hold(struct sc_machine_config *c)
 {
 	c->hold_lock_across_ipi = 1;
 	c->capture_timeout_ns = 0;

@@ -233,7 +233,8 @@ test_swapped_asserts(void **state)
 	struct sc_thread *td;
 	struct sc_stack st;
 
-	assert_int_equal(sc_thread_create(tp, "swapped", spinner, NULL, &td), 0);
+	assert_int_equal(sc_thread_create(tp, "swapped", spinner, NULL, &td),
+	    0);
 	SC_WAIT_STATE(td, SC_TDS_RUNNING, 0);
 	atomic_store(&spin_stop, 1);
 	assert_int_equal(sc_thread_join(td), 0);

@@ -177,7 +177,8 @@ main(void)
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_swap_running_and_exited,
 		    sc_test_setup_2cpu, sc_test_teardown),
-		cmocka_unit_test_setup_teardown(test_swapout_idle_thread_refused,
+		cmocka_unit_test_setup_teardown(
+		    test_swapout_idle_thread_refused,
 		    sc_test_setup_1cpu, sc_test_teardown),
 	};
 

@@ -494,7 +494,8 @@ main(void)
 		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_panic_sim_thread_parks,
 		    sc_test_setup_1cpu, sc_test_teardown),
-		cmocka_unit_test_setup_teardown(test_panic_park_releases_proc_lock,
+		cmocka_unit_test_setup_teardown(
+		    test_panic_park_releases_proc_lock,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_in_any_state,
 		    sc_test_setup_1cpu, sc_test_teardown),

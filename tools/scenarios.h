@@ -27,7 +27,7 @@ struct scn_scenario {
 	const char	*summary;	/* one line, for --help */
 	int		ncpu;
 	long		timeout_ns;	/* the capture's bounded wait */
-	int		hold_lock;	/* teaching: hold the lock across the IPI */
+	int		hold_lock; /* teaching: hold the lock across the IPI */
 	int		(*run)(struct sc_proc *p, struct scn_result *res);
 };
 

@@ -216,8 +216,8 @@ fork_return(void *arg)
  * it never gives the CPU up, so everything before it must have settled.
  */
 #define DEMO_TD(c, n, r, f, w, own)					\
-	{ .comm = (c), .name = (n), .role = (r), .fn = (f), .wmesg = (w),	\
-	  .own_proc = (own) }
+	{ .comm = (c), .name = (n), .role = (r), .fn = (f),		\
+	  .wmesg = (w), .own_proc = (own) }
 static const struct demo_td demo_fixed[] = {
 	DEMO_TD("intr", "swi4: clock (0)", ROLE_IWAIT, ithread_loop, "-", 0),
 	DEMO_TD("intr", "irq16: em0", ROLE_IWAIT, ithread_loop, "-", 0),
@@ -505,7 +505,7 @@ struct demo_opts {
 	int		ncpu;
 	const char	*mode;
 	const char	*scenario;	/* --scenario NAME */
-	const char	*json;		/* --json FILE: Chrome trace-event JSON */
+	const char	*json;	/* --json FILE: Chrome trace-event JSON */
 	int		samples;	/* --sample N */
 };
 
@@ -662,12 +662,14 @@ usage(FILE *fp, const char *prog)
 	    "frame).\n"
 	    "\n"
 	    "  --ncpu N         simulated CPUs (1..256, default 2)\n"
-	    "  --scenario NAME  run one race of the capture protocol on demand\n"
-	    "                   and print its narrated trace (below)\n"
-	    "  --json FILE      with --scenario: also write the trace as Chrome\n"
-	    "                   trace-event JSON (Perfetto, chrome://tracing)\n"
+	    "  --scenario NAME  run one race of the capture protocol on\n"
+	    "                   demand and print its narrated trace (below)\n"
+	    "  --json FILE      with --scenario: also write the trace as\n"
+	    "                   Chrome trace-event JSON (Perfetto,\n"
+	    "                   chrome://tracing)\n"
 	    "  --sample N       capture every thread N times and print the\n"
-	    "                   stacks collapsed (\"comm;root;...;leaf count\"),\n"
+	    "                   stacks collapsed\n"
+	    "                   (\"comm;root;...;leaf count\"),\n"
 	    "                   for flamegraph.pl, speedscope or inferno\n"
 	    "  --help           this text\n"
 	    "\n"

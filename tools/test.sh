@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/deps.sh
 sc_install_deps
+echo "=== style"
+bash tools/check_style.sh
 jobs=$(nproc)
 for preset in default asan tsan; do
 	echo "=== preset $preset"

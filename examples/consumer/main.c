@@ -23,7 +23,8 @@
 
 #define NFRAMES	3
 static const char *const chain[NFRAMES] = {
-	"consumer_leaf", "consumer_middle", "consumer_main"	/* innermost first */
+	/* innermost first */
+	"consumer_leaf", "consumer_middle", "consumer_main"
 };
 
 static _Atomic int done;	/* also the wait channel */
@@ -38,7 +39,7 @@ SC_NOIPA static void
 consumer_leaf(void)
 {
 	while (!atomic_load(&done))
-		sc_sleep(&done, "chain");	/* may return spuriously: loop */
+		sc_sleep(&done, "chain"); /* may return spuriously: loop */
 	SC_BARRIER();
 }
 
