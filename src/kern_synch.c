@@ -72,7 +72,10 @@ sc__mi_switch(struct sc_thread *td)
 	struct sc_machine *m = td->td_machine;
 	struct sc_pcpu *pc = sc__pcpu_get();
 
-	SC_THREAD_LOCK_ASSERT(td);
+	/* THREAD_LOCK_ASSERT(td): td is curthread, so it is the owner. */
+	SC_KASSERT(atomic_load_explicit(&atomic_load(&td->td_lock)->sp_owner,
+	    memory_order_relaxed) == (uintptr_t)td, , "mi_switch: thread %d "
+	    "not locked", td->td_tid);
 	SC_KASSERT(sc_switch_ok(pc), , "mi_switch: thread %d switches with "
 	    "%d spin locks held and interrupts disabled %d times (a "
 	    "sleep inside sc_spinlock_enter() or another thread's lock?)",

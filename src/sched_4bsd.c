@@ -11,12 +11,16 @@
 #include "sc_internal.h"
 #include "sc_sanitizer.h"
 
+/*
+ * The run-queue helpers run with the sched_lock held; their callers
+ * (sc_4bsd_add, sc_4bsd_rem, sc_4bsd_switch) assert it once, so that a
+ * switch checks its locks once and not in every helper.
+ */
 static void
 sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 {
 	struct sc_pcpu *pc;
 
-	SC_SPIN_ASSERT_OWNED(&m->m_sched_lock);
 	sc__td_set_state(td, SC_TDS_RUNQ);
 	if (td->td_bound != SC_NOCPU) {
 		pc = &m->m_pcpu[td->td_bound];
@@ -37,7 +41,6 @@ sc_runq_remove(struct sc_machine *m, struct sc_thread *td)
 {
 	struct sc_pcpu *pc;
 
-	SC_SPIN_ASSERT_OWNED(&m->m_sched_lock);
 	if (td->td_runq_bound) {
 		pc = &m->m_pcpu[td->td_bound];
 		TAILQ_REMOVE(&pc->pc_runq, td, td_runq);
@@ -54,8 +57,6 @@ sc_choose(struct sc_machine *m, struct sc_pcpu *pc)
 {
 	struct sc_thread *td;
 
-	SC_KASSERT(sc__spin_owned(&m->m_sched_lock), pc->pc_idlethread,
-	    "sched_choose: sched lock not owned");
 	td = TAILQ_FIRST(&pc->pc_runq);
 	if (td == NULL)
 		td = TAILQ_FIRST(&m->m_runq);
@@ -113,7 +114,7 @@ sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
 	struct sc_thread *newtd;
 	bool dying;
 
-	SC_SPIN_ASSERT_OWNED(tmtx);
+	/* mi_switch() asserted that td holds tmtx. */
 	if (tmtx != &m->m_sched_lock) {
 		/*
 		 * thread_lock_block(): until cpu_switch() has saved td's

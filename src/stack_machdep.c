@@ -246,13 +246,25 @@ sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td)
 	SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0, 0);
 }
 
-/* The deadline of a capture that starts now (UINT64_MAX: none). */
-static uint64_t
-sc_stack_save_deadline(const struct sc_machine *m)
+/*
+ * The bound of the call, started the first time the target is seen
+ * running (0: not yet), so that a capture that walks a pcb reads no clock.
+ * Returns false once it has expired.
+ */
+static bool
+sc_stack_save_in_time(const struct sc_machine *m, uint64_t *deadline)
 {
-	if (m->m_cfg.capture_timeout_ns == 0)
-		return (UINT64_MAX);
-	return (sc_now_ns() + (uint64_t)m->m_cfg.capture_timeout_ns);
+	uint64_t now;
+
+	if (*deadline == UINT64_MAX)
+		return (true);
+	now = sc_now_ns();
+	if (*deadline == 0) {
+		*deadline = m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
+		    now + (uint64_t)m->m_cfg.capture_timeout_ns;
+		return (true);
+	}
+	return (now < *deadline);
 }
 
 /* The answer was td's own: 0, or EBUSY with no kernel frame chain. */
@@ -296,13 +308,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	    "thread %d \"%s\": a spin lock other than its thread lock is "
 	    "held", td->td_tid, td->td_name);
 	m = td->td_machine;
-	/* A hook inside a capture (SC_HOOK_SAVE_BEFORE_IPI) that captures
-	 * again would take over the request of the capture it is in. */
-	SC_KASSERT(!sc__mtx_owned(&m->m_intr.si_mtx), EINVAL,
-	    "thread %d \"%s\": capture recursed (from a hook inside a "
-	    "capture of the same machine)", td->td_tid, td->td_name);
-
-	deadline = sc_stack_save_deadline(m);
+	deadline = 0;
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), td->td_tid,
 	    self != NULL ? self->td_tid : 0, 0);
@@ -328,11 +334,20 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			error = 0;
 			break;
 		}
-		/* The CPU pthreads exist only in the process that made m. */
+		/*
+		 * Checks of the running path, made before anything is
+		 * dropped.  A hook inside a capture (SC_HOOK_SAVE_BEFORE_IPI)
+		 * that captures again would take over the request of the
+		 * capture it is in; the CPU pthreads exist only in the
+		 * process that made m.
+		 */
+		SC_KASSERT(!sc__mtx_owned(&m->m_intr.si_mtx), EINVAL,
+		    "thread %d \"%s\": capture recursed (from a hook inside a "
+		    "capture of the same machine)", td->td_tid, td->td_name);
 		SC_KASSERT(getpid() == m->m_pid, EINVAL, "thread %d: machine "
 		    "of pid %d used in pid %d: a machine does not survive "
 		    "fork()", td->td_tid, (int)m->m_pid, (int)getpid());
-		if (sc_now_ns() >= deadline) {
+		if (!sc_stack_save_in_time(m, &deadline)) {
 			error = ETIMEDOUT;
 			break;
 		}
