@@ -258,9 +258,7 @@ sc_ithread_schedule(struct sc_thread *td)
 	struct sc_spin *held;
 	int error = 0;
 
-	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
-	SC_KASSERT(!sc_thread_lock_owned(td), EINVAL,
-	    "thread %d: the caller holds its thread lock", td->td_tid);
+	SC_THREAD_UNLOCKED_ARG(td, EINVAL);
 	sc_thread_lock(td);
 	held = atomic_load(&td->td_lock);
 	if ((atomic_load(&td->td_inhibitors) & SC_TDI_IWAIT) == 0)

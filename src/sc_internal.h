@@ -281,6 +281,13 @@ void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
 	}								\
 } while (0)
 
+/* The preconditions of a public call that takes td's thread lock itself. */
+#define SC_THREAD_UNLOCKED_ARG(td, ret) do {				\
+	SC_KASSERT((td) != NULL, ret, "NULL thread");			\
+	SC_KASSERT(!sc_thread_lock_owned(td), ret,			\
+	    "thread %d: the caller holds its thread lock", (td)->td_tid); \
+} while (0)
+
 /*
  * Binary search of text[0..ntext) (sorted, not overlapping) for pc; on a
  * hit, *hitp is the range that holds it.  Inline: the walker calls it once

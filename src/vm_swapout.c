@@ -72,9 +72,7 @@ sc_thread_swapin(struct sc_thread *td)
 	struct sc_spin *held;
 	int error = 0;
 
-	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
-	SC_KASSERT(!sc_thread_lock_owned(td), EINVAL,
-	    "thread %d: the caller holds its thread lock", td->td_tid);
+	SC_THREAD_UNLOCKED_ARG(td, EINVAL);
 	sc_thread_lock(td);
 	held = atomic_load(&td->td_lock);
 	if (!TD_IS_SWAPPED(td))
