@@ -236,8 +236,43 @@ struct sc_machine_config {
 					   lock across the IPI, the mistake
 					   that step 4 avoids (it deadlocks
 					   when the target needs its lock);
-					   needs a bounded wait */
+					   needs a bounded wait; the same as
+					   SC_MISTAKE_HOLD_THREAD_LOCK */
+	/* --- stackcap 0.2 --- */
+	unsigned mistakes;		/* 0, or SC_MISTAKE_* bits: teaching
+					   and tests only (below) */
+	int	arch;			/* SC_ARCH_AMD64 (default) or
+					   SC_ARCH_ARM64 */
 };
+
+/*
+ * The reviewers' catches (the review thread of the change, and
+ * docs/protocol.md), each a mistake that the final protocol avoids and
+ * that cfg.mistakes puts back, for teaching and tests only:
+ * - SC_MISTAKE_STALE_ANSWER: the answer word is not cleared before the IPI
+ *   (kib: "Don't you need to clear intr_pending before ipi ?"): an earlier
+ *   answer is taken as this capture's, with its stack.
+ * - SC_MISTAKE_SPIN_HELD: the caller may hold another spin lock: if the
+ *   target needs it, its CPU spins with interrupts disabled and never takes
+ *   the IPI (mjg: "callers should be required to not have interrupts
+ *   disabled"); the bounded wait ends the deadlock with ETIMEDOUT.
+ * - SC_MISTAKE_HOLD_THREAD_LOCK: keep td's thread lock across the IPI
+ *   (hold_lock_across_ipi).
+ * The mistakes that need a bounded wait (SPIN_HELD, HOLD_THREAD_LOCK)
+ * refuse capture_timeout_ns = 0 (EINVAL).
+ */
+#define SC_MISTAKE_STALE_ANSWER		0x0001u
+#define SC_MISTAKE_SPIN_HELD		0x0004u
+#define SC_MISTAKE_HOLD_THREAD_LOCK	0x0008u
+
+/*
+ * The architecture whose stack_save_td() the machine follows (bdragon's
+ * and jhibbits' catch in the review).  On arm64, riscv and powerpc the
+ * kernel cannot capture a running thread: stack_save_td() returns
+ * EOPNOTSUPP for it, curthread included, so procstat -kk shows <running>.
+ */
+#define SC_ARCH_AMD64	0
+#define SC_ARCH_ARM64	1
 
 /* Counters of one machine (monotonic).  Fields may be added at the end. */
 struct sc_counters {
@@ -610,7 +645,9 @@ SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
  *              CPU's pthread blocks the IPI signal (a simulated thread
  *              blocked it) or the program replaced its handler, a line on
  *              stderr says so once and ipi_blocked/ipi_handler_lost count;
- *   ESRCH      td has exited.
+ *   ESRCH      td has exited;
+ *   EOPNOTSUPP td is running and cfg.arch is SC_ARCH_ARM64 (curthread
+ *              too), as the kernel's stack_save_td() on arm64.
  * KASSERTs (EINVAL): thread lock not held, td swapped, proc lock not held
  * while td is running, another spin lock held, a capture from a hook
  * inside a capture of the same machine, a running td of a machine made

@@ -215,7 +215,15 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
 	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
 	    cfg->wait_strategy > SC_WAIT_SLEEP ||
-	    (cfg->hold_lock_across_ipi && cfg->capture_timeout_ns == 0))
+	    (cfg->mistakes & ~(SC_MISTAKE_STALE_ANSWER | SC_MISTAKE_SPIN_HELD |
+	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 ||
+	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64))
+		return (EINVAL);
+	/* The two deadlocks that only the bounded wait ends. */
+	if (cfg->hold_lock_across_ipi)
+		cfg->mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
+	if ((cfg->mistakes & (SC_MISTAKE_SPIN_HELD |
+	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 && cfg->capture_timeout_ns == 0)
 		return (EINVAL);
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)

@@ -225,13 +225,14 @@ sc_stack_capture_pcb(struct sc_stack *st, struct sc_thread *td)
 /*
  * Step 4 drops td's thread lock before the IPI: the target may need that
  * lock to run on (to switch, say) while its CPU has interrupts disabled,
- * and then could never take the IPI.  hold_lock_across_ipi keeps it, to
- * show that deadlock (the bounded wait ends it).
+ * and then could never take the IPI.  SC_MISTAKE_HOLD_THREAD_LOCK
+ * (hold_lock_across_ipi) keeps it, to show that deadlock (the bounded wait
+ * ends it).
  */
 static void
 sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td)
 {
-	if (m->m_cfg.hold_lock_across_ipi)
+	if ((m->m_cfg.mistakes & SC_MISTAKE_HOLD_THREAD_LOCK) != 0)
 		return;
 	SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), td->td_tid, 0, 0);
 	sc_thread_unlock(td);
@@ -240,7 +241,7 @@ sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td)
 static void
 sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td)
 {
-	if (m->m_cfg.hold_lock_across_ipi)
+	if ((m->m_cfg.mistakes & SC_MISTAKE_HOLD_THREAD_LOCK) != 0)
 		return;
 	sc_thread_lock(td);
 	SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0, 0);
@@ -304,9 +305,12 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	    sc_proc_lock_owned(td->td_proc), EINVAL,
 	    "thread %d \"%s\" is running and its proc lock is not held",
 	    td->td_tid, td->td_name);
-	SC_KASSERT(sc__spin_held_count() == 1, EINVAL,
-	    "thread %d \"%s\": a spin lock other than its thread lock is "
-	    "held", td->td_tid, td->td_name);
+	/* stackcap's check, not the kernel's; SC_MISTAKE_SPIN_HELD drops it
+	 * to show the deadlock it prevents. */
+	SC_KASSERT(sc__spin_held_count() == 1 ||
+	    (td->td_machine->m_cfg.mistakes & SC_MISTAKE_SPIN_HELD) != 0,
+	    EINVAL, "thread %d \"%s\": a spin lock other than its thread lock "
+	    "is held", td->td_tid, td->td_name);
 	m = td->td_machine;
 	deadline = 0;
 	self = sc_curthread();
@@ -316,6 +320,13 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	sc_text_ranges(&text, &ntext);
 
 	for (;;) {
+		/* arm64's stack_save_td(): no capture of a running thread,
+		 * curthread included. */
+		if (m->m_cfg.arch == SC_ARCH_ARM64 && TD_IS_RUNNING(td)) {
+			sc_stack_zero(st);
+			error = EOPNOTSUPP;
+			break;
+		}
 		if (td == self) {
 			sc_stack_save(st);
 			error = 0;
@@ -375,7 +386,10 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		}
 		tag = (++m->m_intr.si_seq << 10) | ((uint64_t)cpuid << 2) |
 		    SC_REQ_OPEN;
-		atomic_store(&m->m_intr.si_td, NULL);
+		/* kib's catch: an answer left from before would be taken as
+		 * this request's (SC_MISTAKE_STALE_ANSWER leaves it). */
+		if ((m->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
+			atomic_store(&m->m_intr.si_td, NULL);
 		atomic_store_explicit(&m->m_intr.si_req, tag,
 		    memory_order_release);
 		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
@@ -385,7 +399,8 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		if (answer == td)
 			sc_stack_copy(&m->m_intr.si_buf, st);
 		atomic_store(&m->m_intr.si_req, 0);
-		atomic_store(&m->m_intr.si_td, NULL);
+		if ((m->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
+			atomic_store(&m->m_intr.si_td, NULL);
 		sc__mtx_unlock(&m->m_intr.si_mtx);
 		if (answer == td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),

@@ -53,6 +53,16 @@ BAD_CONFIG(sigtrap, ipi_signo, SIGTRAP)
 BAD_CONFIG(sigsys, ipi_signo, SIGSYS)
 BAD_CONFIG(sig_too_big, ipi_signo, 65)
 BAD_CONFIG(huge_trace, trace_events, (size_t)1 << 30)
+BAD_CONFIG(unknown_mistake, mistakes, 0x8000u)
+BAD_CONFIG(unknown_arch, arch, 2)
+
+/* The deadlocks that only the bounded wait ends refuse an unbounded one. */
+static void
+unbounded_spin_held(struct sc_machine_config *c)
+{
+	c->mistakes = SC_MISTAKE_SPIN_HELD;
+	c->capture_timeout_ns = 0;
+}
 static void
 unbounded_hold(struct sc_machine_config *c)
 {
@@ -81,6 +91,9 @@ test_bad_configs(void **state)
 	expect_config_einval(sigsys);
 	expect_config_einval(sig_too_big);
 	expect_config_einval(huge_trace);
+	expect_config_einval(unknown_mistake);
+	expect_config_einval(unknown_arch);
+	expect_config_einval(unbounded_spin_held);
 	expect_config_einval(unbounded_hold);
 	assert_int_equal(sc_machine_create(NULL, &m), EINVAL);
 	assert_null(m);
@@ -98,6 +111,8 @@ test_defaults(void **state)
 	assert_int_equal(cfg.capture_timeout_ns, 1000L * 1000 * 1000);
 	assert_int_equal(cfg.wait_strategy, SC_WAIT_SPIN_SLEEP);
 	assert_int_equal(cfg.trace_events, 0);
+	assert_int_equal(cfg.mistakes, 0);
+	assert_int_equal(cfg.arch, SC_ARCH_AMD64);
 	assert_null(cfg.hook);
 }
 

@@ -186,6 +186,76 @@ test_lock_held_across_ipi_deadlocks(void **state)
 	assert_int_equal(R.cnt.trace_stale, 1);
 }
 
+/* The reviewers' catches: each fails with its mistake, not without ------ */
+
+/* Run the scenario `name` as it is, then with its mistakes and arch reset:
+ * the final protocol on the same steps (into R2). */
+static struct scn_result R2;
+
+static void
+run_both(const char *name)
+{
+	const struct scn_scenario *s = scn_find(name);
+	struct scn_scenario fixed;
+
+	assert_non_null(s);
+	assert_int_equal(scn_run(s, 0, NULL, NULL, &R), 0);
+	fixed = *s;
+	fixed.mistakes = 0;
+	fixed.arch = SC_ARCH_AMD64;
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_test_panic_reset();
+	assert_int_equal(scn_run(&fixed, 0, NULL, NULL, &R2), 0);
+	sc_set_panic_handler(NULL);
+	assert_true(R.raced);
+	assert_false(R2.raced);
+}
+
+/* kib: an answer left in the word is taken for the next capture: 0 and
+ * the old stack, although the target's CPU had interrupts disabled and
+ * only one handler ever answered.  Cleared, the capture times out. */
+static void
+test_stale_answer(void **state)
+{
+	SKIP_UNDER_TSAN();
+	run_both("stale-answer");
+	assert_int_equal(R.error, 0);
+	assert_int_equal(R.cnt.trace_answered, 1);
+	assert_int_equal(R.cnt.captures_running, 2);
+	assert_int_equal(R2.error, ETIMEDOUT);
+	assert_int_equal(R2.cnt.trace_answered, 1);
+}
+
+/* mjg: another spin lock held by the caller, needed by the target: its
+ * CPU spins with interrupts disabled, the IPI is deferred, the bound ends
+ * it.  Without the mistake: a KASSERT, EINVAL, no IPI. */
+static void
+test_spin_held(void **state)
+{
+	run_both("spin-held");
+	assert_int_equal(R.error, ETIMEDOUT);
+	assert_int_equal(R.cnt.ipis_deferred, 1);
+	assert_int_equal(R.cnt.trace_stale, 1);
+	assert_int_equal(R2.error, EINVAL);
+	assert_int_equal(R2.cnt.ipis_sent, 0);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+}
+
+/* bdragon, jhibbits: arm64 captures no running thread, not even itself:
+ * EOPNOTSUPP and <running>; amd64 captures both. */
+static void
+test_arm64_running(void **state)
+{
+	SKIP_UNDER_TSAN();
+	run_both("arm64-running");
+	assert_int_equal(R.error, EOPNOTSUPP);
+	assert_int_equal(R.stack.depth, 0);
+	assert_int_equal(R.cnt.ipis_sent, 0);
+	assert_int_equal(R2.error, 0);
+	ASSERT_SPIN_CHAIN(&R2.stack);
+}
+
 /* Misuse ---------------------------------------------------------------- */
 
 static _Atomic int spin_stop;
@@ -266,6 +336,9 @@ main(void)
 		cmocka_unit_test(test_interrupts_disabled),
 		cmocka_unit_test(test_lost_ipi_times_out),
 		cmocka_unit_test(test_lock_held_across_ipi_deadlocks),
+		cmocka_unit_test(test_stale_answer),
+		cmocka_unit_test(test_spin_held),
+		cmocka_unit_test(test_arm64_running),
 		cmocka_unit_test_setup_teardown(
 		    test_running_without_proc_lock_asserts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swapped_asserts, setup,

@@ -25,6 +25,7 @@ enum scn_cmd {
 	CMD_USER,	/* spin in user mode until CMD_NONE */
 	CMD_CLI,	/* disable interrupts until an IPI was deferred */
 	CMD_BLOCK,	/* block the IPI signal until CMD_NONE */
+	CMD_CLI_HOLD,	/* disable interrupts until CMD_NONE */
 	CMD_EXIT
 };
 
@@ -34,6 +35,8 @@ struct scn_target {
 	_Atomic int	cmd;
 	_Atomic int	acked;		/* the last command taken */
 	_Atomic int	no_preempt;	/* never yield of its own accord */
+	const void	*wchan;		/* CMD_SLEEP's channel (NULL: the
+					   target itself) */
 };
 
 /* Bounded waits: false when the bound expired. */
@@ -107,6 +110,17 @@ cli_wait(struct scn_target *t)
 }
 
 SC_NOIPA static void
+cli_hold(struct scn_target *t)
+{
+	sc_spinlock_enter();
+	atomic_store(&t->acked, CMD_CLI_HOLD);
+	while (atomic_load(&t->cmd) == CMD_CLI_HOLD)
+		;
+	sc_spinlock_exit();
+	SC_BARRIER();
+}
+
+SC_NOIPA static void
 block_wait(struct scn_target *t, int signo)
 {
 	sigset_t set, old;
@@ -135,7 +149,7 @@ spin_inner(struct scn_target *t)
 		case CMD_SLEEP:
 			atomic_store(&t->cmd, CMD_NONE);
 			atomic_store(&t->acked, CMD_SLEEP);
-			sc_sleep(t, "scncmd");
+			sc_sleep(t->wchan != NULL ? t->wchan : t, "scncmd");
 			break;
 		case CMD_YIELD:
 			atomic_store(&t->cmd, CMD_NONE);
@@ -151,6 +165,9 @@ spin_inner(struct scn_target *t)
 			break;
 		case CMD_BLOCK:
 			block_wait(t, SIGRTMIN + 2);
+			break;
+		case CMD_CLI_HOLD:
+			cli_hold(t);
 			break;
 		default:
 			if (!atomic_load(&t->no_preempt))
@@ -200,7 +217,7 @@ static int
 target_stop(struct scn_target *t)
 {
 	atomic_store(&t->cmd, CMD_EXIT);
-	sc_wakeup(t);
+	sc_wakeup(t->wchan != NULL ? t->wchan : t);
 	return (sc_thread_join(t->td));
 }
 
@@ -473,31 +490,200 @@ scn_lock_held(struct sc_proc *p, struct scn_result *res)
 	return (error != 0 ? error : target_stop(&t));
 }
 
+/* --- The reviewers' catches (cfg.mistakes) and arm64 (cfg.arch) --- */
+
+/*
+ * kib's catch: with the answer word not cleared before the IPI, the first
+ * capture's answer is still there when the second one looks, and is taken
+ * for it, stack and all, although the target's CPU has interrupts disabled
+ * and no handler can have answered.  (Run without the mistake, the same
+ * steps give ETIMEDOUT.)
+ */
+static int
+scn_stale_answer(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct sc_stack first;
+	struct scn_target t;
+	int error, i;
+
+	if ((error = target_start(p, &t, "stale", 1)) != 0)
+		return (error);
+	capture(p, &t, res);
+	if (res->error != 0)
+		return (EIO);
+	sc_stack_copy(&res->stack, &first);
+	atomic_store(&t.cmd, CMD_CLI_HOLD);
+	if (!scn_wait_ge(&t.acked, CMD_CLI_HOLD))
+		return (ETIMEDOUT);
+	capture(p, &t, res);
+	/* The race happened if an answer came that no handler gave. */
+	res->raced = res->error == 0 && res->stack.depth == first.depth &&
+	    SCN_CNT(m, trace_answered) == 1;
+	for (i = 0; res->raced && i < first.depth; i++)
+		if (res->stack.pcs[i] != first.pcs[i])
+			res->raced = 0;
+	if (res->error != 0 && res->error != ETIMEDOUT)
+		res->raced = 0;
+	/* Interrupts back on: the deferred IPI finds no open request. */
+	atomic_store(&t.cmd, CMD_NONE);
+	if (!SCN_WAIT_CNT(m, trace_stale, 1))
+		return (ETIMEDOUT);
+	return (target_stop(&t));
+}
+
+struct scn_spin_held {
+	struct scn_hook	h;
+	struct scn_target *holder;	/* asleep: its lock is a chain lock */
+};
+
+/* Before the IPI: make the target sleep on the holder's channel, so that it
+ * needs the chain lock the requester holds; wait until its CPU spins. */
+static void
+hook_spin_held(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_hook *h = arg;
+	uint64_t spins;
+
+	if (point != SC_HOOK_SAVE_BEFORE_IPI || td != h->t->td ||
+	    atomic_exchange(&h->fired, 1))
+		return;
+	spins = SCN_CNT(h->t->m, spin_waits);
+	atomic_store(&h->t->cmd, CMD_SLEEP);
+	if (!SCN_WAIT_CNT(h->t->m, spin_waits, spins + 1))
+		atomic_store(&h->failed, 1);
+}
+
+/*
+ * mjg's catch: the requester holds another spin lock (here the thread lock
+ * of a sleeping thread: its sleep-queue chain lock) that the target needs
+ * in order to sleep.  The target's CPU spins on it with interrupts
+ * disabled and never takes the IPI: only the bounded wait ends it.
+ * (Without the mistake, stack_save_td() refuses with a KASSERT.)
+ */
+static int
+scn_spin_held(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_spin_held sh = { { 0 }, NULL };
+	struct scn_target z, t;
+	int error;
+
+	if ((error = target_start(p, &z, "sleeper", 1)) != 0)
+		return (error);
+	atomic_store(&z.cmd, CMD_SLEEP);
+	if (!scn_wait_ge(&z.acked, CMD_SLEEP) ||
+	    !scn_wait_state(z.td, SC_TDS_INHIBITED))
+		return (ETIMEDOUT);
+	if ((error = target_start(p, &t, "needs-lock", 1)) != 0)
+		return (error);
+	t.wchan = &z;
+	sh.h.t = &t;
+	sh.holder = &z;
+	sc_machine_set_hook(m, hook_spin_held, &sh.h);
+	sc_proc_lock(p);
+	sc_thread_lock(z.td);		/* the chain lock of &z */
+	sc_thread_lock(t.td);
+	res->error = sc_stack_save_td(&res->stack, t.td);
+	sc_thread_unlock(t.td);
+	sc_thread_unlock(z.td);
+	sc_proc_unlock(p);
+	sc_machine_set_hook(m, NULL, NULL);
+	res->target_tid = sc_thread_tid(t.td);
+	res->raced = atomic_load(&sh.h.fired) && !atomic_load(&sh.h.failed);
+	if (atomic_load(&sh.h.fired) && !SCN_WAIT_CNT(m, trace_stale, 1))
+		return (ETIMEDOUT);
+	if ((error = target_stop(&t)) != 0)
+		return (error);
+	return (target_stop(&z));
+}
+
+static struct sc_proc *scn_arm64_proc;
+static _Atomic int scn_arm64_self_error = -1;
+static _Atomic int scn_arm64_self_state = -1;
+
+/* A running thread captures itself, and lists its process. */
+static void
+arm64_self(void *arg)
+{
+	struct sc_thread *self = sc_curthread();
+	struct sc_kstack kk[4];
+	struct sc_stack st;
+	size_t n, i;
+
+	(void)arg;
+	sc_thread_lock(self);
+	atomic_store(&scn_arm64_self_error, sc_stack_save_td(&st, self));
+	sc_thread_unlock(self);
+	if (sc_proc_kstack(scn_arm64_proc, kk, 4, &n) == 0)
+		for (i = 0; i < n && i < 4; i++)
+			if (kk[i].tid == sc_thread_tid(self))
+				atomic_store(&scn_arm64_self_state,
+				    kk[i].state);
+}
+
+/*
+ * bdragon's and jhibbits' catch: on arm64 (and riscv, powerpc) the kernel
+ * cannot capture a running thread: EOPNOTSUPP, curthread included, so
+ * procstat shows <running> for every running thread.
+ */
+static int
+scn_arm64_running(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_target t;
+	struct sc_thread *self;
+	int error;
+
+	if ((error = target_start(p, &t, "runner", 0)) != 0)
+		return (error);
+	capture(p, &t, res);
+	atomic_store(&scn_arm64_self_error, -1);
+	atomic_store(&scn_arm64_self_state, -1);
+	scn_arm64_proc = p;
+	if (sc_thread_create(p, "self", arm64_self, NULL, &self) != 0)
+		return (ENOMEM);
+	if (sc_thread_join(self) != 0)
+		return (EIO);
+	res->raced = res->error == EOPNOTSUPP &&
+	    atomic_load(&scn_arm64_self_error) == EOPNOTSUPP &&
+	    atomic_load(&scn_arm64_self_state) == SC_KKST_STATE_RUNNING;
+	return (target_stop(&t));
+}
+
 const struct scn_scenario scn_scenarios[] = {
 	{ "running", "capture a thread that spins on a CPU: one IPI, one "
-	    "answer", 2, 1000000000L, 0, scn_running },
+	    "answer", 2, 1000000000L, 0, scn_running, 0, 0 },
 	{ "user-mode", "the target runs in user mode: no kernel frame, EBUSY",
-	    2, 1000000000L, 0, scn_user_mode },
+	    2, 1000000000L, 0, scn_user_mode, 0, 0 },
 	{ "switch-off", "the target sleeps right after the requester drops "
 	    "its lock: NOCPU, retry, pcb walk", 2, 1000000000L, 0,
-	    scn_switch_off },
+	    scn_switch_off, 0, 0 },
 	{ "idle-cpu", "the target sleeps just before the IPI: the idle thread "
-	    "answers, retry, pcb walk", 2, 1000000000L, 0, scn_idle_cpu },
+	    "answers, retry, pcb walk", 2, 1000000000L, 0, scn_idle_cpu, 0, 0 },
 	{ "other-thread", "one CPU: the target yields just before the IPI, "
 	    "another thread answers, retry", 1, 1000000000L, 0,
-	    scn_other_thread },
+	    scn_other_thread, 0, 0 },
 	{ "nocpu-window", "the requester reads td_oncpu in the middle of the "
 	    "target's switch: spin, no IPI", 1, 1000000000L, 0,
-	    scn_nocpu_window },
+	    scn_nocpu_window, 0, 0 },
 	{ "interrupts-disabled", "the target's CPU has interrupts disabled: "
 	    "the IPI waits for spinlock_exit()", 2, 1000000000L, 0,
-	    scn_interrupts_disabled },
+	    scn_interrupts_disabled, 0, 0 },
 	{ "lost-ipi", "the IPI is lost (signal blocked): the bounded wait "
 	    "gives ETIMEDOUT, the late handler does nothing", 2, 50000000L, 0,
-	    scn_lost_ipi },
+	    scn_lost_ipi, 0, 0 },
 	{ "lock-held", "what goes wrong if the thread lock were held across "
 	    "the IPI: deadlock, stopped by the bounded wait", 2, 100000000L, 1,
-	    scn_lock_held },
+	    scn_lock_held, 0, 0 },
+	{ "stale-answer", "kib's catch: the answer word not cleared before "
+	    "the IPI: an old answer is taken for a new capture", 2,
+	    100000000L, 0, scn_stale_answer, SC_MISTAKE_STALE_ANSWER, 0 },
+	{ "spin-held", "mjg's catch: the caller holds a spin lock that the "
+	    "target needs: deadlock, stopped by the bounded wait", 2,
+	    100000000L, 0, scn_spin_held, SC_MISTAKE_SPIN_HELD, 0 },
+	{ "arm64-running", "arm64 (riscv, powerpc): no capture of a running "
+	    "thread, curthread too: EOPNOTSUPP, <running>", 2, 1000000000L, 0,
+	    scn_arm64_running, 0, SC_ARCH_ARM64 },
 };
 const size_t scn_nscenarios = sizeof(scn_scenarios) / sizeof(scn_scenarios[0]);
 
@@ -528,6 +714,8 @@ scn_run(const struct scn_scenario *s, size_t trace_events,
 	cfg.capture_timeout_ns = s->timeout_ns;
 	cfg.trace_events = trace_events;
 	cfg.hold_lock_across_ipi = s->hold_lock;
+	cfg.mistakes = s->mistakes;
+	cfg.arch = s->arch;
 	if ((error = sc_machine_create(&cfg, &m)) != 0)
 		return (error);
 	if ((error = sc_proc_create(m, "scenario", &p)) == 0)

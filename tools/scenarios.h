@@ -29,6 +29,8 @@ struct scn_scenario {
 	long		timeout_ns;	/* the capture's bounded wait */
 	int		hold_lock; /* teaching: hold the lock across the IPI */
 	int		(*run)(struct sc_proc *p, struct scn_result *res);
+	unsigned	mistakes;	/* cfg.mistakes: SC_MISTAKE_* */
+	int		arch;		/* cfg.arch: SC_ARCH_* */
 };
 
 extern const struct scn_scenario scn_scenarios[];
