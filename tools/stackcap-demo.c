@@ -429,64 +429,147 @@ demo_teardown(struct demo_world *w)
 	w->m = NULL;
 }
 
+/* The options (main() parses them). */
+struct demo_opts {
+	int		ncpu;
+	const char	*mode;
+	const char	*scenario;	/* --scenario NAME */
+	const char	*json;	/* --json FILE: Chrome trace-event JSON */
+	int		samples;	/* --sample N */
+	int		kflag;		/* -k: 1, -kk: 2 (the default) */
+	bool		kernel_limits;	/* --kernel-limits */
+};
+
 /* ------------------------------------------------------------------------
  * Printing, the way procstat -kk -a does (usr.bin/procstat/procstat_kstack.c)
  * ------------------------------------------------------------------------ */
 
-/* procstat's columns ("%5s %6s %-19s %-19s %-29s"), without the padding
- * that would only add trailing blanks after the last one. */
+/*
+ * What kern.proc.kstack hands procstat: stack_sbuf_print()'s text, one
+ * "#N 0x... at func+0x1c" line per frame ("??+0" when no symbol covers the
+ * pc).  With --kernel-limits, the kernel's limits apply: STACK_MAX (18)
+ * frames, and a KKST_MAXLEN (1024) byte buffer that cuts the text (the
+ * sysctl's fixed-length sbuf).
+ */
+#define DEMO_STACK_MAX	18		/* sys/sys/stack.h */
+#define DEMO_KKST_MAXLEN 1024		/* sys/sys/user.h */
+
+static void
+kstack_text(const struct sc_stack *st, bool limits, char *buf, size_t len)
+{
+	char name[256];
+	uintptr_t off;
+	size_t used = 0, cap = limits && len > DEMO_KKST_MAXLEN ?
+	    DEMO_KKST_MAXLEN : len;
+	int i, depth = st->depth, n;
+
+	if (limits && depth > DEMO_STACK_MAX)
+		depth = DEMO_STACK_MAX;
+	buf[0] = '\0';
+	for (i = 0; i < depth && used + 1 < cap; i++) {
+		if (sc_symbolize(st->pcs[i], name, sizeof(name), &off) != 0) {
+			snprintf(name, sizeof(name), "??");
+			off = 0;
+		}
+		n = snprintf(buf + used, cap - used, "#%d %p at %s+%#lx\n", i,
+		    (void *)st->pcs[i], name, (unsigned long)off);
+		if (n < 0)
+			break;
+		used += (size_t)n < cap - used ? (size_t)n : cap - used - 1;
+	}
+}
+
+/*
+ * procstat_kstack.c's reduction of that text: the words of each line are
+ * frame number, pc, "at", function and offset, split at ' ', '\n' and
+ * '+'; keep the function (and "+offset" for -kk), a blank after each
+ * frame.  A line cut by KKST_MAXLEN comes out cut, as in procstat.
+ */
+static void
+kstack_reduce(const char *text, int kflag, char *out)
+{
+	enum { W_NUM, W_PC, W_AT, W_FUNC, W_OFF } w = W_NUM;
+	const char *c;
+
+	for (c = text; *c != '\0'; c++) {
+		if (*c == ' ' || *c == '\n' || *c == '+') {
+			if (w == W_FUNC && kflag > 1)
+				*out++ = '+';
+			if (w == W_OFF)
+				*out++ = ' ';
+			w = w == W_OFF ? W_NUM : w + 1;
+			continue;
+		}
+		if (w == W_FUNC || (w == W_OFF && kflag > 1))
+			*out++ = *c;
+	}
+	*out = '\0';
+}
+
+/* procstat's header: "%5s %6s %-16s %-16s %-29s". */
 static void
 kstack_header(void)
 {
-	printf("%5s %6s %-19s %-19s %s\n", "PID", "TID", "COMM", "TDNAME",
+	printf("%5s %6s %-16s %-16s %-29s\n", "PID", "TID", "COMM", "TDNAME",
 	    "KSTACK");
 }
 
 static void
-kstack_line(const struct sc_proc *p, const struct sc_kstack *kk)
+kstack_line(const struct demo_opts *o, const struct sc_proc *p,
+    const struct sc_kstack *kk)
 {
-	char line[4200], trace[4096];
-	size_t len;
+	char text[SC_STACK_MAX * 300], trace[sizeof(text)];
+	const char *comm = sc_proc_comm(p);
 
+	/* TDNAME is "-" when empty or the same as the command. */
+	printf("%5d %6d %-16s %-16s ", sc_proc_pid(p), kk->tid, comm,
+	    kk->tdname[0] != '\0' && strcmp(kk->tdname, comm) != 0 ?
+	    kk->tdname : "-");
 	switch (kk->state) {
 	case SC_KKST_STATE_RUNNING:
-		snprintf(trace, sizeof(trace), "<running>");
-		break;
+		printf("%-29s\n", "<running>");
+		return;
 	case SC_KKST_STATE_SWAPPED:
-		snprintf(trace, sizeof(trace), "<swapped>");
-		break;
+		printf("%-29s\n", "<swapped>");
+		return;
 	case SC_KKST_STATE_STACKOK:
-		sc_stack_format_kk(&kk->stack, trace, sizeof(trace));
 		break;
 	default:
-		snprintf(trace, sizeof(trace), "<unknown>");
-		break;
+		printf("%-29s\n", "<unknown>");
+		return;
 	}
-	snprintf(line, sizeof(line), "%5d %6d %-19s %-19s %s", sc_proc_pid(p),
-	    kk->tid, sc_proc_comm(p), kk->tdname, trace);
-	/* An empty stack (a thread that never ran) leaves no blanks. */
-	len = strlen(line);
-	while (len > 0 && line[len - 1] == ' ')
-		line[--len] = '\0';
-	printf("%s\n", line);
+	kstack_text(&kk->stack, o->kernel_limits, text, sizeof(text));
+	kstack_reduce(text, o->kflag, trace);
+	printf("%-29s\n", trace);
 }
 
-/* Every thread of p (threads are listed by tid already). */
+static int
+kstack_tid_cmp(const void *a, const void *b)
+{
+	const struct sc_kstack *x = a, *y = b;
+
+	return (x->tid < y->tid ? -1 : x->tid > y->tid);
+}
+
+/* Every thread of p, sorted by tid as procstat sorts them. */
 static void
-kstack_proc(struct sc_proc *p)
+kstack_proc(const struct demo_opts *o, struct sc_proc *p)
 {
 	static struct sc_kstack kk[DEMO_MAX_THREADS];
 	size_t i, n;
 
 	if (sc_proc_kstack(p, kk, DEMO_MAX_THREADS, &n) != 0)
 		return;
-	for (i = 0; i < n && i < DEMO_MAX_THREADS; i++)
-		kstack_line(p, &kk[i]);
+	if (n > DEMO_MAX_THREADS)
+		n = DEMO_MAX_THREADS;
+	qsort(kk, n, sizeof(kk[0]), kstack_tid_cmp);
+	for (i = 0; i < n; i++)
+		kstack_line(o, p, &kk[i]);
 }
 
-/* procstat -kk -a: every process of m, the idle process included. */
+/* procstat -kk -a: every process of m, by pid, the idle process too. */
 static void
-kstack_all(struct sc_machine *m)
+kstack_all(const struct demo_opts *o, struct sc_machine *m)
 {
 	struct sc_proc *procs[DEMO_MAX_PROCS + 1];
 	size_t i, n;
@@ -494,20 +577,13 @@ kstack_all(struct sc_machine *m)
 	sc_machine_procs(m, procs, DEMO_MAX_PROCS + 1, &n);
 	kstack_header();
 	for (i = 0; i < n && i <= DEMO_MAX_PROCS; i++)
-		kstack_proc(procs[i]);
+		kstack_proc(o, procs[i]);
 }
 
 /* ------------------------------------------------------------------------
  * Modes and options
  * ------------------------------------------------------------------------ */
 
-struct demo_opts {
-	int		ncpu;
-	const char	*mode;
-	const char	*scenario;	/* --scenario NAME */
-	const char	*json;	/* --json FILE: Chrome trace-event JSON */
-	int		samples;	/* --sample N */
-};
 
 static int
 demo_machine(const struct demo_opts *o, struct sc_machine **mp)
@@ -554,8 +630,7 @@ run_world(const struct demo_opts *o, int (*show)(const struct demo_opts *,
 static int
 show_procstat(const struct demo_opts *o, struct sc_machine *m)
 {
-	(void)o;
-	kstack_all(m);
+	kstack_all(o, m);
 	return (0);
 }
 
@@ -650,7 +725,8 @@ usage(FILE *fp, const char *prog)
 	size_t i;
 
 	fprintf(fp,
-	    "usage: %s [--ncpu N]                 procstat -kk -a view\n"
+	    "usage: %s [-k | -kk] [--kernel-limits] [--ncpu N]\n"
+	    "                                     procstat -kk -a view\n"
 	    "       %s --scenario NAME [--json FILE]  one race, narrated\n"
 	    "       %s --sample N [--ncpu N]      collapsed stacks\n"
 	    "\n"
@@ -661,6 +737,10 @@ usage(FILE *fp, const char *prog)
 	    "does (<swapped>, <running> for a capture that found no kernel\n"
 	    "frame).\n"
 	    "\n"
+	    "  -k, -kk          function names, or names and offsets (the\n"
+	    "                   default), as procstat -k and -kk\n"
+	    "  --kernel-limits  the kernel's limits: 18 frames (STACK_MAX),\n"
+	    "                   1024 bytes of trace (KKST_MAXLEN)\n"
 	    "  --ncpu N         simulated CPUs (1..256, default 2)\n"
 	    "  --scenario NAME  run one race of the capture protocol on\n"
 	    "                   demand and print its narrated trace (below)\n"
@@ -688,6 +768,7 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		{ "scenario", required_argument, NULL, 's' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "sample", required_argument, NULL, 'S' },
+		{ "kernel-limits", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -697,9 +778,15 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->mode = "procstat";
-	while ((c = getopt_long(argc, argv, "n:s:j:S:h", longopts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "kn:s:j:S:h", longopts, NULL)) !=
 	    -1) {
 		switch (c) {
+		case 'k':
+			o->kflag++;
+			break;
+		case 'L':
+			o->kernel_limits = true;
+			break;
 		case 's':
 			o->mode = "scenario";
 			o->scenario = optarg;
@@ -738,7 +825,10 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 			return (2);
 		}
 	}
-	if (optind != argc || (o->json != NULL && o->scenario == NULL) ||
+	if (o->kflag == 0)
+		o->kflag = 2;
+	if (optind != argc || o->kflag > 2 ||
+	    (o->json != NULL && o->scenario == NULL) ||
 	    (o->scenario != NULL && o->samples != 0)) {
 		usage(stderr, argv[0]);
 		return (2);
