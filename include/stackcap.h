@@ -672,11 +672,13 @@ struct sc_kstack {
 
 /*
  * sysctl_kern_proc_kstack(): for every live thread of p, its tid, name,
- * state and stack: the proc lock for the whole list, then each thread
- * lock in turn (the kernel drops the proc lock around each thread's
- * copy-out and re-finds the next by tid; docs/protocol.md).  Fills
- * out[0..max) and sets *n to the number of threads (which may exceed
- * max).  out[] elements are elsize bytes apart
+ * state and stack, with the kernel's locking: the tids are snapshotted
+ * under the proc lock; then each thread is found again by tid with the
+ * proc lock held and captured under its thread lock, and its entry is
+ * filled with no lock held.  So a thread that exits meanwhile is skipped,
+ * one created after the snapshot is not listed, and the proc lock is not
+ * held from one entry to the next.  Fills out[0..max) and sets *n to the
+ * number of threads listed (which may exceed max).  out[] elements are elsize bytes apart
  * (the wrapper sc_proc_kstack() passes sizeof(struct sc_kstack)).
  * Returns 0, EINVAL when elsize is smaller than stackcap 0.1's struct, or
  * EINVAL (KASSERT) when the caller holds p's proc lock or a spin lock.

@@ -100,11 +100,72 @@ sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
 	return (next);
 }
 
-/*
- * sysctl_kern_proc_kstack(): the proc lock keeps p's threads from exiting
- * or swapping; each thread lock, from starting or stopping to run while
- * its stack is read from the pcb.
- */
+/* Live threads of p with after < tid <= bound, at most max of them, in
+ * tid order (the list is in creation order).  Proc lock held. */
+static size_t
+sc_proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
+{
+	struct sc_thread *td;
+	size_t n = 0;
+
+	SC_KASSERT(sc__mtx_owned(&p->p_mtx), 0, "proc %d not locked",
+	    p->p_pid);
+	for (td = sc_proc_next_thread(p, NULL); td != NULL && n < max;
+	    td = sc_proc_next_thread(p, td)) {
+		if (td->td_tid <= after)
+			continue;
+		if (td->td_tid > bound)
+			break;
+		if (atomic_load(&td->td_state) != SC_TDS_INACTIVE)
+			tids[n++] = td->td_tid;
+	}
+	return (n);
+}
+
+/* tdfind(): the live thread of p whose tid is tid, or NULL.  Proc lock
+ * held. */
+static struct sc_thread *
+sc_proc_tdfind(struct sc_proc *p, int tid)
+{
+	struct sc_thread *td;
+
+	for (td = sc_proc_next_thread(p, NULL); td != NULL;
+	    td = sc_proc_next_thread(p, td))
+		if (td->td_tid == tid)
+			return (atomic_load(&td->td_state) == SC_TDS_INACTIVE ?
+			    NULL : td);
+	return (NULL);
+}
+
+/* The last tid of p so far (0: no thread).  Proc lock held. */
+static int
+sc_proc_last_tid(struct sc_proc *p)
+{
+	struct sc_thread *td;
+	int tid = 0;
+
+	for (td = sc_proc_next_thread(p, NULL); td != NULL;
+	    td = sc_proc_next_thread(p, td))
+		tid = td->td_tid;
+	return (tid);
+}
+
+/* One thread's entry, captured with the proc lock and its thread lock
+ * held, as the kernel does; the caller fills in the rest unlocked. */
+static void
+sc_proc_kstack_one(struct sc_thread *td, struct sc_kstack *kk)
+{
+	sc_thread_lock(td);
+	if (TD_IS_SWAPPED(td)) {
+		kk->state = SC_KKST_STATE_SWAPPED;
+		sc_stack_zero(&kk->stack);
+	} else if (sc_stack_save_td(&kk->stack, td) == 0)
+		kk->state = SC_KKST_STATE_STACKOK;
+	else
+		kk->state = SC_KKST_STATE_RUNNING;
+	sc_thread_unlock(td);
+}
+
 int
 sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
     size_t *n)
@@ -112,13 +173,26 @@ sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
 	return (sc_proc_kstack_sz(p, out, SC__KSTACK_SIZE_V0, max, n));
 }
 
+#define SC_KSTACK_CHUNK	32	/* tids snapshotted per proc-lock hold */
+
+/*
+ * sysctl_kern_proc_kstack() (sys/kern/kern_proc.c), with its locking: the
+ * tids are snapshotted with the proc lock held; then, for each, the proc
+ * lock is taken again, the thread found again by tid (tdfind()), captured
+ * under its thread lock, and the entry filled with no lock held.  A thread
+ * that exits in between is skipped; one created after the snapshot is not
+ * listed.  The snapshot is taken in chunks of SC_KSTACK_CHUNK, all bounded
+ * by the last tid at the start, so that no allocation is needed: the same
+ * set as one snapshot.
+ */
 int
 sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
     size_t max, size_t *n)
 {
+	int tids[SC_KSTACK_CHUNK], bound, last = 0;
 	struct sc_thread *td;
-	struct sc_kstack *kk;
-	size_t i = 0, known;
+	struct sc_kstack *kk, one;
+	size_t i = 0, known, j, nt;
 
 	SC_KASSERT(p != NULL && n != NULL && (out != NULL || max == 0), EINVAL,
 	    "NULL argument");
@@ -132,32 +206,38 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 	    "proc %d: the caller holds a spin lock (a thread lock?)",
 	    p->p_pid);
 	sc_proc_lock(p);
-	for (td = sc_proc_next_thread(p, NULL); td != NULL;
-	    td = sc_proc_next_thread(p, td)) {
-		if (atomic_load(&td->td_state) == SC_TDS_INACTIVE)
-			continue;
-		if (i < max) {
-			/* Elements are the caller's size apart. */
-			kk = (struct sc_kstack *)(void *)((char *)out +
-			    i * elsize);
-			memset((char *)kk + SC__KSTACK_SIZE_V0, 0,
-			    known - SC__KSTACK_SIZE_V0);
-			kk->tid = td->td_tid;
-			snprintf(kk->tdname, sizeof(kk->tdname), "%s",
-			    td->td_name);
-			sc_thread_lock(td);
-			if (TD_IS_SWAPPED(td)) {
-				kk->state = SC_KKST_STATE_SWAPPED;
-				sc_stack_zero(&kk->stack);
-			} else if (sc_stack_save_td(&kk->stack, td) == 0)
-				kk->state = SC_KKST_STATE_STACKOK;
-			else
-				kk->state = SC_KKST_STATE_RUNNING;
-			sc_thread_unlock(td);
-		}
-		i++;
-	}
+	bound = sc_proc_last_tid(p);
 	sc_proc_unlock(p);
+	for (;;) {
+		sc_proc_lock(p);
+		nt = sc_proc_tids(p, last, bound, tids, SC_KSTACK_CHUNK);
+		sc_proc_unlock(p);
+		if (nt == 0)
+			break;
+		for (j = 0; j < nt; j++) {
+			sc_proc_lock(p);
+			td = sc_proc_tdfind(p, tids[j]);
+			if (td != NULL && i < max)
+				sc_proc_kstack_one(td, &one);
+			sc_proc_unlock(p);
+			if (td == NULL)
+				continue;	/* exited meanwhile */
+			if (i < max) {
+				/* Elements are the caller's size apart. */
+				kk = (struct sc_kstack *)(void *)((char *)out +
+				    i * elsize);
+				memset((char *)kk + SC__KSTACK_SIZE_V0, 0,
+				    known - SC__KSTACK_SIZE_V0);
+				kk->tid = td->td_tid;
+				snprintf(kk->tdname, sizeof(kk->tdname), "%s",
+				    td->td_name);
+				kk->state = one.state;
+				sc_stack_copy(&one.stack, &kk->stack);
+			}
+			i++;
+		}
+		last = tids[nt - 1];
+	}
 	*n = i;
 	return (0);
 }

@@ -434,6 +434,73 @@ test_running_chain(void **state)
 	assert_int_equal(sc_thread_join(td), 0);
 }
 
+static struct sc_thread *late_td;
+static _Atomic int late_made;
+
+static void
+late_nop(void *arg)
+{
+	(void)arg;
+}
+
+/* While the first thread is captured (proc lock held, thread lock
+ * dropped), a new thread of the same process is created. */
+static void
+hook_create_late(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	(void)arg;
+	(void)td;
+	if (point != SC_HOOK_SAVE_UNLOCKED || atomic_exchange(&late_made, 1))
+		return;
+	if (sc_ithread_create(tp, "late", late_nop, NULL, &late_td) != 0)
+		late_td = NULL;
+}
+
+static atomic_int spin_release;
+
+static void
+spin_for_kstack(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&spin_release))
+		sc_maybe_yield();
+}
+
+/*
+ * sc_proc_kstack() lists the threads of its snapshot, as
+ * sysctl_kern_proc_kstack() does: a thread created while the list is
+ * being made (here, during the capture of the first one) is not in it.
+ */
+static void
+test_proc_kstack_snapshot(void **state)
+{
+	struct sc_kstack kk[8];
+	struct sc_thread *first;
+	size_t n = 0, i;
+
+	atomic_store(&late_made, 0);
+	atomic_store(&spin_release, 0);
+	late_td = NULL;
+	first = sc_test_spawn("first", spin_for_kstack, NULL);
+	SC_WAIT_STATE(first, SC_TDS_RUNNING, 0);
+	sc_machine_set_hook(tm, hook_create_late, NULL);
+	assert_int_equal(sc_proc_kstack(tp, kk, 8, &n), 0);
+	sc_machine_set_hook(tm, NULL, NULL);
+	assert_int_equal(atomic_load(&late_made), 1);
+	assert_non_null(late_td);
+	assert_int_equal(n, 1);
+	assert_int_equal(kk[0].tid, sc_thread_tid(first));
+	for (i = 0; i < n; i++)
+		assert_int_not_equal(kk[i].tid, sc_thread_tid(late_td));
+	/* The next call sees it. */
+	assert_int_equal(sc_proc_kstack(tp, kk, 8, &n), 0);
+	assert_int_equal(n, 2);
+	atomic_store(&spin_release, 1);
+	assert_int_equal(sc_ithread_schedule(late_td), 0);
+	assert_int_equal(sc_thread_join(late_td), 0);
+	assert_int_equal(sc_thread_join(first), 0);
+}
+
 int
 main(void)
 {
@@ -450,6 +517,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unlocked_asserts,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_exited_esrch,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_proc_kstack_snapshot,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_proc_kstack,
 		    sc_test_setup_2cpu, sc_test_teardown),
