@@ -684,8 +684,9 @@ struct sc_kstack {
  * EINVAL (KASSERT) when the caller holds p's proc lock or a spin lock.
  * Context: any thread.
  */
-SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out,
-		    size_t elsize, size_t max, size_t *n);
+SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
+		    struct sc_kstack *out, size_t elsize, size_t max,
+		    size_t *n);
 
 /* ------------------------------------------------------------------------
  * Versions, and the wrappers of the structs that grow
