@@ -678,8 +678,9 @@ struct sc_kstack {
  * filled with no lock held.  So a thread that exits meanwhile is skipped,
  * one created after the snapshot is not listed, and the proc lock is not
  * held from one entry to the next.  Fills out[0..max) and sets *n to the
- * number of threads listed (which may exceed max).  out[] elements are elsize bytes apart
- * (the wrapper sc_proc_kstack() passes sizeof(struct sc_kstack)).
+ * number of threads listed (which may exceed max).  out[] elements are
+ * elsize bytes apart (the wrapper sc_proc_kstack() passes
+ * sizeof(struct sc_kstack)).
  * Returns 0, EINVAL when elsize is smaller than stackcap 0.1's struct, or
  * EINVAL (KASSERT) when the caller holds p's proc lock or a spin lock.
  * Context: any thread.
