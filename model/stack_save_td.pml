@@ -1,0 +1,213 @@
+/*
+ * A Promela model of the capture of a running thread: FreeBSD 13/14's
+ * stack_save_td() and its IPI_TRACE handler (sys/x86/x86/stack_machdep.c),
+ * as stackcap implements it (src/stack_machdep.c), against a scheduler
+ * that switches threads in ULE's order (sys/kern/sched_ule.c: the outgoing
+ * thread's td_oncpu becomes NOCPU last; the incoming thread sets its own
+ * after the switch), thread exit and the reuse of a thread's structure.
+ *
+ * Checked by tools/check_model.sh (ctest label `model`):
+ * - the final protocol: no misattribution (a capture that returns a stack
+ *   for td walked td, this td, for this request), no invalid end state (no
+ *   deadlock), and termination under weak fairness (<> done);
+ * - each mistake, a compile-time switch (spin -DNAME): a counterexample.
+ *     STALE_ANSWER      the answer word is not cleared before the IPI
+ *     NO_PROC_LOCK      the target's proc lock is not held
+ *     SPIN_HELD         the requester holds a spin lock the target needs
+ *     HOLD_THREAD_LOCK  the thread lock is kept across the IPI
+ *
+ * Threads: T (the target, a structure that exit frees and a new thread
+ * reuses: `gen` tells the threads apart), O (another thread), and each
+ * CPU's idle thread.  The model is bounded: MAXSW switches in all, one
+ * exit, so that every run ends.
+ */
+
+#define NCPU	2
+#define T	0
+#define O	1
+#define IDLE0	2		/* IDLE0 + c is CPU c's idle thread */
+#define NOCPU	9
+#define NONE	9
+#define MAXSW	3
+
+byte	cur[NCPU];		/* pc_curthread */
+bool	running[2];		/* TD_IS_RUNNING(T), (O) */
+byte	oncpu[2];		/* td_oncpu of T, O */
+byte	gen;			/* T's structure: which thread it holds now */
+bool	tlock;			/* T's thread lock */
+bool	plock;			/* T's proc lock */
+bool	other;			/* a spin lock the target may need */
+bool	intr_off[NCPU];		/* interrupts disabled */
+bool	ipi[NCPU];		/* IPI_TRACE pending */
+byte	req = NONE;		/* the open request's CPU, or NONE */
+byte	seq;			/* request sequence */
+byte	answer = NONE;		/* stack_intr_td */
+byte	walked_td = NONE;	/* whose stack the buffer holds ... */
+byte	walked_gen;		/* ... which thread of that structure ... */
+byte	walked_seq;		/* ... for which request */
+byte	nsw;			/* switches so far */
+bool	exited;			/* T's thread exited (its structure reused) */
+bool	done;			/* the capture returned */
+
+/* Spin locks: take with interrupts disabled (the caller sets intr_off). */
+inline lock(l)   { atomic { l == 0 -> l = 1 } }
+inline unlock(l) { l = 0 }
+
+/* A CPU: its IPI handler, and its scheduler. */
+proctype cpu(byte c)
+{
+end:
+	do
+	/* IPI_TRACE, taken only with interrupts enabled (stack_capture_intr). */
+	:: atomic {
+		ipi[c] && !intr_off[c] ->
+		ipi[c] = 0;
+		if
+		:: req == c ->
+			walked_td = cur[c];
+			walked_gen = (cur[c] == T -> gen : 0);
+			walked_seq = seq;
+			answer = cur[c];
+			req = NONE
+		:: else -> skip		/* a late IPI: nothing */
+		fi
+	   }
+	/* T switches off (it sleeps or yields; the CPU goes idle), in
+	 * ULE's order: thread_lock(), off the CPU, td_oncpu = NOCPU last. */
+	:: nsw < MAXSW && cur[c] == T ->
+		intr_off[c] = 1;
+#ifdef SPIN_HELD
+		/* On its way to sleep T needs the other lock. */
+		lock(other);
+		unlock(other);
+#endif
+		lock(tlock);
+		atomic { nsw++; running[T] = 0; cur[c] = IDLE0 + c };
+		oncpu[T] = NOCPU;
+		unlock(tlock);
+		intr_off[c] = 0
+	/* T switches on here; the incoming thread sets its own td_oncpu
+	 * after the switch. */
+	:: nsw < MAXSW && cur[c] == IDLE0 + c && !running[T] && !exited ->
+		intr_off[c] = 1;
+		lock(tlock);
+		atomic {
+			if
+			:: !running[T] && !exited ->
+				nsw++; running[T] = 1; cur[c] = T
+			:: else -> skip
+			fi
+		};
+		unlock(tlock);
+		intr_off[c] = 0;
+		if
+		:: cur[c] == T && oncpu[T] == NOCPU -> oncpu[T] = c
+		:: else -> skip
+		fi
+	/* T's thread exits (thread_exit(): its proc lock, then its thread
+	 * lock to switch away), and a new thread takes its structure, not
+	 * running yet.  Once, so that the model is finite. */
+	:: atomic {
+		gen == 0 && !exited && running[T] && oncpu[T] == c &&
+		    plock == 0 && tlock == 0 ->
+		exited = 1;
+		running[T] = 0;
+		oncpu[T] = NOCPU;
+		cur[c] = IDLE0 + c;
+		gen++
+	   }
+	/* ... and that new thread starts on this CPU. */
+	:: atomic {
+		exited && !running[T] && cur[c] == IDLE0 + c && tlock == 0 ->
+		exited = 0;
+		running[T] = 1;
+		cur[c] = T;
+		oncpu[T] = c
+	   }
+	od
+}
+
+/* The requester: stack_save_td() of T, from a plain pthread. */
+active proctype requester()
+{
+	byte mygen, myseq, cpuid;
+
+	/* The caller: the proc lock (unless NO_PROC_LOCK), T's lock. */
+#ifndef NO_PROC_LOCK
+	atomic { plock == 0 -> plock = 1 };
+#endif
+#ifdef SPIN_HELD
+	lock(other);
+#endif
+	lock(tlock);
+	mygen = gen;
+again:
+	if
+	:: !running[T] ->
+		/* The pcb walk: T cannot start to run, its lock is held. */
+		goto out
+	:: else -> skip
+	fi;
+#ifndef HOLD_THREAD_LOCK
+	unlock(tlock);
+#endif
+	cpuid = oncpu[T];
+	if
+	:: cpuid == NOCPU ->
+#ifndef HOLD_THREAD_LOCK
+		lock(tlock);
+#endif
+		goto again
+	:: else -> skip
+	fi;
+	atomic {
+		seq++;
+		myseq = seq;
+#ifndef STALE_ANSWER
+		answer = NONE;
+#endif
+		req = cpuid;
+		ipi[cpuid] = 1
+	};
+	/* The kernel's unbounded wait, so that a deadlock shows. */
+	answer != NONE;
+	if
+	:: answer == T ->
+		/* Taken: the buffer must be this thread's, this request's. */
+		assert(walked_td == T && walked_gen == mygen &&
+		    walked_seq == myseq);
+#ifndef HOLD_THREAD_LOCK
+		lock(tlock);
+#endif
+		goto out
+	:: else ->
+		answer = NONE;
+#ifndef HOLD_THREAD_LOCK
+		lock(tlock);
+#endif
+		goto again
+	fi;
+out:
+	unlock(tlock);
+#ifdef SPIN_HELD
+	unlock(other);
+#endif
+	plock = 0;
+	done = 1
+}
+
+init {
+	atomic {
+		/* CPU 0 runs T, CPU 1 runs O; both started. */
+		cur[0] = T; running[T] = 1; oncpu[T] = 0;
+		cur[1] = O; running[O] = 1; oncpu[O] = 1;
+#ifdef STALE_ANSWER
+		/* A capture before this one was answered by T. */
+		answer = T; walked_td = T; walked_seq = 0;
+#endif
+		run cpu(0);
+		run cpu(1)
+	}
+}
+
+ltl terminates { <> done }

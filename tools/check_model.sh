@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Model-check model/stack_save_td.pml with spin (ctest label `model`):
+# - the final protocol: no assertion violated (no misattribution) and no
+#   invalid end state (no deadlock), over the whole state space; and
+#   termination (<> done) under weak fairness;
+# - each mistake (a -D switch of the model): a counterexample must be
+#   found, the shortest one (breadth-first), whose length is printed.
+# Usage: check_model.sh [workdir].  Needs spin and a C compiler.
+set -euo pipefail
+model="$(cd "$(dirname "$0")/.." && pwd)/model/stack_save_td.pml"
+work="${1:-$(mktemp -d)}"
+mkdir -p "$work"
+cd "$work"
+cp "$model" .
+m=$(basename "$model")
+
+# pan for `spin -D...`; $2: extra C flags.
+build() {
+	rm -f pan pan.* ./*.trail
+	spin $1 -a "$m" >/dev/null
+	cc -O2 $2 -o pan pan.c
+}
+
+status=0
+build "" "-DNOCLAIM"
+out=$(./pan -m1000000)
+states=$(echo "$out" | awk '/states, stored/ { print $1; exit }')
+if echo "$out" | grep -q "errors: 0"; then
+	echo "final protocol, safety: no misattribution, no deadlock" \
+	    "($states states)"
+else
+	echo "FAIL: final protocol, safety:"; echo "$out"; status=1
+fi
+build "" ""
+out=$(./pan -a -f -m1000000)
+if echo "$out" | grep -q "errors: 0"; then
+	echo "final protocol, liveness: <> done under weak fairness" \
+	    "($(echo "$out" | awk '/states, stored/ { print $1; exit }') states)"
+else
+	echo "FAIL: final protocol, liveness:"; echo "$out"; status=1
+fi
+for mistake in STALE_ANSWER NO_PROC_LOCK SPIN_HELD HOLD_THREAD_LOCK; do
+	build "-D$mistake" "-DNOCLAIM -DBFS"
+	out=$(./pan -m1000000 || true)
+	if echo "$out" | grep -q "errors: [1-9]"; then
+		what=$(echo "$out" | grep -oE "assertion violated|invalid end state" | head -1)
+		depth=$(echo "$out" | grep -oE "\(at depth [0-9]+\)" | head -1 | tr -dc 0-9)
+		echo "$mistake: counterexample, $what, $depth steps"
+	else
+		echo "FAIL: $mistake: no counterexample found"; status=1
+	fi
+done
+exit $status
