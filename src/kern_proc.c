@@ -101,15 +101,14 @@ sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
 }
 
 /* Live threads of p with after < tid <= bound, at most max of them, in
- * tid order (the list is in creation order).  Proc lock held. */
+ * tid order (the list is in creation order). */
 static size_t
 sc_proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
 {
 	struct sc_thread *td;
 	size_t n = 0;
 
-	SC_KASSERT(sc__mtx_owned(&p->p_mtx), 0, "proc %d not locked",
-	    p->p_pid);
+	SC_MTX_ASSERT_OWNED(&p->p_mtx, 0);
 	for (td = sc_proc_next_thread(p, NULL); td != NULL && n < max;
 	    td = sc_proc_next_thread(p, td)) {
 		if (td->td_tid <= after)
@@ -122,13 +121,13 @@ sc_proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
 	return (n);
 }
 
-/* tdfind(): the live thread of p whose tid is tid, or NULL.  Proc lock
- * held. */
+/* tdfind(): the live thread of p whose tid is tid, or NULL. */
 static struct sc_thread *
 sc_proc_tdfind(struct sc_proc *p, int tid)
 {
 	struct sc_thread *td;
 
+	SC_MTX_ASSERT_OWNED(&p->p_mtx, NULL);
 	for (td = sc_proc_next_thread(p, NULL); td != NULL;
 	    td = sc_proc_next_thread(p, td))
 		if (td->td_tid == tid)
@@ -137,13 +136,14 @@ sc_proc_tdfind(struct sc_proc *p, int tid)
 	return (NULL);
 }
 
-/* The last tid of p so far (0: no thread).  Proc lock held. */
+/* The last tid of p so far (0: no thread). */
 static int
 sc_proc_last_tid(struct sc_proc *p)
 {
 	struct sc_thread *td;
 	int tid = 0;
 
+	SC_MTX_ASSERT_OWNED(&p->p_mtx, 0);
 	for (td = sc_proc_next_thread(p, NULL); td != NULL;
 	    td = sc_proc_next_thread(p, td))
 		tid = td->td_tid;

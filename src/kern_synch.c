@@ -29,7 +29,7 @@ sc__td_set_state(struct sc_thread *td, enum sc_td_state state)
 void
 sc__td_uninhibit(struct sc_thread *td, int inhibitor)
 {
-	SC_THREAD_LOCK_ASSERT(td);
+	SC_THREAD_LOCK_ASSERT(td, );
 	if ((atomic_fetch_and(&td->td_inhibitors, ~inhibitor) & ~inhibitor) ==
 	    0)
 		sc__setrunnable(td);
@@ -39,7 +39,7 @@ sc__td_uninhibit(struct sc_thread *td, int inhibitor)
 void
 sc__setrunnable(struct sc_thread *td)
 {
-	SC_THREAD_LOCK_ASSERT(td);
+	SC_THREAD_LOCK_ASSERT(td, );
 	SC_KASSERT(atomic_load(&td->td_inhibitors) == 0, , "setrunnable: "
 	    "thread %d has inhibitors %#x", td->td_tid,
 	    atomic_load(&td->td_inhibitors));

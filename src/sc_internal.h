@@ -372,16 +372,17 @@ void	sc__host_unlock(pthread_mutex_t *mtx);
 /*
  * Lock assertions (mtx_assert(..., MA_OWNED), THREAD_LOCK_ASSERT()): a
  * precondition that a comment would only state.  Active in every build,
- * as KASSERTs are; on failure the function returns (void functions only).
+ * as KASSERTs are; on failure the function returns `ret`, as SC_KASSERT
+ * (empty in a void function).
  */
-#define SC_SPIN_ASSERT_OWNED(sp)					\
-	SC_KASSERT(sc__spin_owned(sp), , "spin lock \"%s\" not owned",	\
-	    (sp)->sp_name)
-#define SC_THREAD_LOCK_ASSERT(td)					\
-	SC_KASSERT(sc_thread_lock_owned(td), , "thread %d not locked",	\
-	    (td)->td_tid)
-#define SC_MTX_ASSERT_OWNED(mx)						\
-	SC_KASSERT(sc__mtx_owned(mx), , "mutex \"%s\" not owned",	\
+#define SC_SPIN_ASSERT_OWNED(sp, ret)					\
+	SC_KASSERT(sc__spin_owned(sp), ret,				\
+	    "spin lock \"%s\" not owned", (sp)->sp_name)
+#define SC_THREAD_LOCK_ASSERT(td, ret)					\
+	SC_KASSERT(sc_thread_lock_owned(td), ret,			\
+	    "thread %d not locked", (td)->td_tid)
+#define SC_MTX_ASSERT_OWNED(mx, ret)					\
+	SC_KASSERT(sc__mtx_owned(mx), ret, "mutex \"%s\" not owned",	\
 	    (mx)->mx_name)
 
 /* subr_sleepqueue.c */

@@ -169,7 +169,7 @@ sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
 static void
 sc_4bsd_rem(struct sc_thread *td)
 {
-	SC_SPIN_ASSERT_OWNED(&td->td_machine->m_sched_lock);
+	SC_SPIN_ASSERT_OWNED(&td->td_machine->m_sched_lock, );
 	sc_runq_remove(td->td_machine, td);
 }
 
@@ -177,7 +177,7 @@ sc_4bsd_rem(struct sc_thread *td)
 static void
 sc_4bsd_bind(struct sc_thread *td, int cpu)
 {
-	SC_THREAD_LOCK_ASSERT(td);
+	SC_THREAD_LOCK_ASSERT(td, );
 	td->td_bound = cpu;
 	if (cpu != SC_NOCPU && atomic_load(&td->td_oncpu) != cpu)
 		sc__mi_switch(td);

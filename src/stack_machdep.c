@@ -211,17 +211,6 @@ sc_stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
 		    pc->pc_cpuid, signo);
 }
 
-/* The pcb walk of a thread that is not running (its lock is held). */
-static void
-sc_stack_capture_pcb(struct sc_stack *st, struct sc_thread *td)
-{
-	const struct sc_range *text;
-	size_t ntext;
-
-	sc_text_ranges(&text, &ntext);
-	sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack, text, ntext);
-}
-
 /*
  * Step 4 drops td's thread lock before the IPI: the target may need that
  * lock to run on (to switch, say) while its CPU has interrupts disabled,
@@ -316,7 +305,8 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), td->td_tid,
 	    self != NULL ? self->td_tid : 0, 0);
-	/* Compute the text ranges here, so the handler never allocates. */
+	/* The text ranges, for the pcb walk; computed here on first use, so
+	 * that the handler never allocates. */
 	sc_text_ranges(&text, &ntext);
 
 	for (;;) {
@@ -338,8 +328,10 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			break;
 		}
 		if (!TD_IS_RUNNING(td)) {
-			/* td cannot start running while we hold its lock. */
-			sc_stack_capture_pcb(st, td);
+			/* The pcb walk: td cannot start running while we
+			 * hold its lock. */
+			sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack,
+			    text, ntext);
 			SC_TRACE(m, SC_TRACE_PCB_WALK, sc_curcpu(), td->td_tid,
 			    st->depth, 0);
 			error = 0;

@@ -286,12 +286,13 @@ hook_nocpu(void *arg, enum sc_hook_point point, struct sc_thread *td)
 }
 
 /*
- * With the lock held across the IPI: before the IPI, make the target need
- * its own thread lock (it yields), and wait until its CPU spins on it with
- * interrupts disabled.
+ * Before the IPI: give the target h->cmd, which makes it need a spin lock
+ * that the requester holds (lock-held: its own thread lock, to yield;
+ * spin-held: a chain lock, to sleep), and wait until its CPU spins on that
+ * lock with interrupts disabled.
  */
 static void
-hook_lock_held(void *arg, enum sc_hook_point point, struct sc_thread *td)
+hook_spin_on_lock(void *arg, enum sc_hook_point point, struct sc_thread *td)
 {
 	struct scn_hook *h = arg;
 	uint64_t spins;
@@ -300,7 +301,7 @@ hook_lock_held(void *arg, enum sc_hook_point point, struct sc_thread *td)
 	    atomic_exchange(&h->fired, 1))
 		return;
 	spins = SCN_CNT(h->t->m, spin_waits);
-	atomic_store(&h->t->cmd, CMD_YIELD);
+	atomic_store(&h->t->cmd, h->cmd);
 	if (!SCN_WAIT_CNT(h->t->m, spin_waits, spins + 1))
 		atomic_store(&h->failed, 1);
 }
@@ -477,13 +478,13 @@ static int
 scn_lock_held(struct sc_proc *p, struct scn_result *res)
 {
 	struct sc_machine *m = sc_proc_machine(p);
-	struct scn_hook h = { 0 };
+	struct scn_hook h = { .cmd = CMD_YIELD };
 	struct scn_target t;
 	int error;
 
 	if ((error = target_start(p, &t, "victim", 0)) != 0)
 		return (error);
-	error = run_hooked(p, &t, &h, hook_lock_held, res);
+	error = run_hooked(p, &t, &h, hook_spin_on_lock, res);
 	/* The lock is free again: the target switches, the IPI is late. */
 	if (error == 0 && !SCN_WAIT_CNT(m, trace_stale, 1))
 		error = ETIMEDOUT;
@@ -532,28 +533,6 @@ scn_stale_answer(struct sc_proc *p, struct scn_result *res)
 	return (target_stop(&t));
 }
 
-struct scn_spin_held {
-	struct scn_hook	h;
-	struct scn_target *holder;	/* asleep: its lock is a chain lock */
-};
-
-/* Before the IPI: make the target sleep on the holder's channel, so that it
- * needs the chain lock the requester holds; wait until its CPU spins. */
-static void
-hook_spin_held(void *arg, enum sc_hook_point point, struct sc_thread *td)
-{
-	struct scn_hook *h = arg;
-	uint64_t spins;
-
-	if (point != SC_HOOK_SAVE_BEFORE_IPI || td != h->t->td ||
-	    atomic_exchange(&h->fired, 1))
-		return;
-	spins = SCN_CNT(h->t->m, spin_waits);
-	atomic_store(&h->t->cmd, CMD_SLEEP);
-	if (!SCN_WAIT_CNT(h->t->m, spin_waits, spins + 1))
-		atomic_store(&h->failed, 1);
-}
-
 /*
  * mjg's catch: the requester holds another spin lock (here the thread lock
  * of a sleeping thread: its sleep-queue chain lock) that the target needs
@@ -565,7 +544,7 @@ static int
 scn_spin_held(struct sc_proc *p, struct scn_result *res)
 {
 	struct sc_machine *m = sc_proc_machine(p);
-	struct scn_spin_held sh = { { 0 }, NULL };
+	struct scn_hook h = { .cmd = CMD_SLEEP };
 	struct scn_target z, t;
 	int error;
 
@@ -577,10 +556,9 @@ scn_spin_held(struct sc_proc *p, struct scn_result *res)
 		return (ETIMEDOUT);
 	if ((error = target_start(p, &t, "needs-lock", 1)) != 0)
 		return (error);
-	t.wchan = &z;
-	sh.h.t = &t;
-	sh.holder = &z;
-	sc_machine_set_hook(m, hook_spin_held, &sh.h);
+	t.wchan = &z;	/* sleeping, T needs z's chain lock */
+	h.t = &t;
+	sc_machine_set_hook(m, hook_spin_on_lock, &h);
 	sc_proc_lock(p);
 	sc_thread_lock(z.td);		/* the chain lock of &z */
 	sc_thread_lock(t.td);
@@ -590,8 +568,8 @@ scn_spin_held(struct sc_proc *p, struct scn_result *res)
 	sc_proc_unlock(p);
 	sc_machine_set_hook(m, NULL, NULL);
 	res->target_tid = sc_thread_tid(t.td);
-	res->raced = atomic_load(&sh.h.fired) && !atomic_load(&sh.h.failed);
-	if (atomic_load(&sh.h.fired) && !SCN_WAIT_CNT(m, trace_stale, 1))
+	res->raced = atomic_load(&h.fired) && !atomic_load(&h.failed);
+	if (atomic_load(&h.fired) && !SCN_WAIT_CNT(m, trace_stale, 1))
 		return (ETIMEDOUT);
 	if ((error = target_stop(&t)) != 0)
 		return (error);
