@@ -188,12 +188,16 @@ enum sc_wait_strategy {
  * - SC_HOOK_SWITCH_NOCPU: inside the switch of td, after td_oncpu became
  *   NOCPU and before the context switch, interrupts disabled: must not
  *   sleep or take locks; may spin (bounded) on atomics.
+ * - SC_HOOK_SWITCH_INCOMING: ULE only, right after SC_HOOK_SWITCH_NOCPU:
+ *   td is the incoming thread, RUNNING, td_oncpu still NOCPU, its lock
+ *   free (ULE's window).  The same rules.
  */
 enum sc_hook_point {
 	SC_HOOK_SAVE_UNLOCKED = 0,
 	SC_HOOK_SAVE_BEFORE_IPI,
 	SC_HOOK_INTR_BEFORE_WALK,
 	SC_HOOK_SWITCH_NOCPU,
+	SC_HOOK_SWITCH_INCOMING,
 	SC_HOOK_NPOINTS
 };
 typedef void (*sc_hook_fn)(void *arg, enum sc_hook_point point,
@@ -243,7 +247,46 @@ struct sc_machine_config {
 					   and tests only (below) */
 	int	arch;			/* SC_ARCH_AMD64 (default) or
 					   SC_ARCH_ARM64 */
+	int	sched;			/* SC_SCHED_ULE (default) or
+					   SC_SCHED_4BSD; STACKCAP_SCHED */
+	int	protocol;		/* SC_PROTO_IPI (default) or
+					   SC_PROTO_NMI */
 };
+
+/*
+ * The scheduler (cfg.sched), one of FreeBSD's two:
+ * - SC_SCHED_ULE (sys/kern/sched_ule.c, the default of FreeBSD 13 and 14):
+ *   a run queue per CPU, each with its own lock, which is the td_lock of
+ *   the threads on it; every switch blocks the thread's lock
+ *   (thread_lock_block()) and drops the run-queue lock before
+ *   cpu_switch(); the outgoing thread's td_oncpu becomes NOCPU last, and
+ *   the incoming thread sets its own only once cpu_switch() returns into
+ *   it, with no lock held: a thread can be RUNNING with td_oncpu == NOCPU
+ *   while its lock is free.  An idle CPU steals from a busy one.
+ * - SC_SCHED_4BSD (sys/kern/sched_4bsd.c): one sched_lock for every run
+ *   queue, held across the switch; td_oncpu changes under it.
+ * sc_machine_config_init() sets ULE, unless the environment variable
+ * STACKCAP_SCHED is "4bsd" (or "ule"), so that a test suite runs under
+ * either scheduler without a rebuild.
+ */
+#define SC_SCHED_ULE	0
+#define SC_SCHED_4BSD	1
+
+/*
+ * The protocol of stack_save_td() for a running thread (cfg.protocol):
+ * - SC_PROTO_IPI: FreeBSD 13 and 14's (docs/protocol.md), the default.
+ * - SC_PROTO_NMI: FreeBSD 12's stack_save_td_running() (docs/history.md):
+ *   the thread lock held across the wait, td_oncpu read under it, one
+ *   spin lock (nmi_lock) for the request, an NMI that the target CPU takes
+ *   even with interrupts disabled (its handler then answers depth 0, as it
+ *   does for user mode: EAGAIN), FreeBSD 12's walker bounds.  It is right
+ *   under SC_SCHED_4BSD; under SC_SCHED_ULE a RUNNING thread may have
+ *   td_oncpu == NOCPU, where FreeBSD 12 would send the NMI to no CPU:
+ *   a KASSERT says so (EINVAL).  The wait is bounded (capture_timeout_ns,
+ *   which must not be 0).  Teaching and tests only.
+ */
+#define SC_PROTO_IPI	0
+#define SC_PROTO_NMI	1
 
 /*
  * The reviewers' catches (the review thread of the change, and
@@ -311,6 +354,13 @@ struct sc_counters {
 					   pthread blocked the IPI signal */
 	uint64_t	ipi_handler_lost; /* ... ETIMEDOUT: the IPI signal's
 					   handler was replaced */
+	/* --- stackcap 0.3 --- */
+	uint64_t	steals;		/* ULE: threads an idle CPU took from
+					   a busy one's run queue */
+	uint64_t	nmis_sent;	/* SC_PROTO_NMI: NMIs sent */
+	uint64_t	nmis_answered;	/* ... handlers that answered */
+	uint64_t	nmi_eagain;	/* ... EAGAIN: depth 0 (user mode,
+					   interrupts disabled, no chain) */
 };
 
 /*

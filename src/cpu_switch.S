@@ -10,13 +10,20 @@
 
 /*
  * void sc__cpu_switch(struct sc_pcb *oldpcb, const struct sc_pcb *newpcb,
- *     struct sc_spin **oldlockp, struct sc_spin *mtx);
+ *     struct sc_spin **oldlockp, struct sc_spin *mtx,
+ *     struct sc_spin *const *newlockp);
  *
  * Save the callee-saved registers on the old stack and %rsp, %rbp in the
  * old pcb; then store mtx into the old thread's td_lock (a release store on
  * amd64: the old context is saved before anyone can see the lock and run
- * the thread again); then load the new thread's %rsp and registers.
- * Nothing touches the old stack after that store.
+ * the thread again).  Nothing touches the old stack after that store.
+ * Then, as sw1 does under SCHED_ULE, wait while the new thread's td_lock
+ * (*newlockp; NULL: no wait) is blocked_lock: ULE may choose a thread that
+ * another CPU is still switching out, whose context is not saved yet.  The
+ * wait comes after the store, so two CPUs that switch to each other's old
+ * threads do not wait for each other.  Loads are not reordered with loads
+ * on amd64: the new pcb is read after the lock was seen unblocked.  Last,
+ * load the new thread's %rsp and registers.
  */
 	.globl	sc__cpu_switch
 	.hidden	sc__cpu_switch
@@ -32,7 +39,14 @@ sc__cpu_switch:
 	movq	%rsp, 0(%rdi)		/* pcb_rsp */
 	movq	%rbp, 8(%rdi)		/* pcb_rbp: the caller's frame */
 	movq	%rcx, (%rdx)		/* td_lock = mtx: the old thread may run */
-	movq	0(%rsi), %rsp
+	testq	%r8, %r8
+	jz	2f
+	leaq	sc__blocked_lock(%rip), %rax
+1:	cmpq	%rax, (%r8)		/* sw1wait: the new thread unblocked? */
+	jne	2f
+	pause
+	jmp	1b
+2:	movq	0(%rsi), %rsp
 	popq	%rbp
 	popq	%r15
 	popq	%r14

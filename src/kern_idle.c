@@ -45,7 +45,7 @@ sc__idle_loop(void *arg)
 		atomic_store(&pc->pc_idling, 1);
 		seq = atomic_load(&pc->pc_idle_futex);
 		if (m->m_sched->sched_runnable(pc) ||
-		    atomic_load(&m->m_dying)) {
+		    m->m_sched->sched_idled(pc) || atomic_load(&m->m_dying)) {
 			atomic_store(&pc->pc_idling, 0);
 			sc_thread_lock(td);
 			sc__mi_switch(td);

@@ -115,6 +115,19 @@ sc_maybe_yield(void)
 	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
 }
 
+/*
+ * sched_bind(), the same in both schedulers: td == curthread, locked;
+ * switch if td is not on cpu (sched_switch() moves a bound thread).
+ */
+void
+sc__sched_bind(struct sc_thread *td, int cpu)
+{
+	SC_THREAD_LOCK_ASSERT(td, );
+	td->td_bound = cpu;
+	if (cpu != SC_NOCPU && atomic_load(&td->td_oncpu) != cpu)
+		sc__mi_switch(td);
+}
+
 int
 sc_sched_bind(int cpu)
 {

@@ -100,7 +100,7 @@ sc__cpu_leave(struct sc_pcpu *pc, struct sc_thread *td)
 	boot.lo = (uintptr_t)pc->pc_boot_stack;
 	boot.hi = boot.lo + pc->pc_boot_stack_len;
 	sc__san_fiber_switch(NULL, boot, pc->pc_boot_tsan_fiber);
-	sc__cpu_switch(&td->td_pcb, &pc->pc_boot_pcb, &nolock, NULL);
+	sc__cpu_switch(&td->td_pcb, &pc->pc_boot_pcb, &nolock, NULL, NULL);
 	__builtin_unreachable();
 }
 
@@ -148,7 +148,8 @@ sc_cpu_main(void *arg)
 	atomic_store(&pc->pc_ktid, (pid_t)syscall(SYS_gettid));
 	sc__san_fiber_switch(&pc->pc_boot_asan_fake, idle->td_kstack,
 	    idle->td_tsan_fiber);
-	sc__cpu_switch(&pc->pc_boot_pcb, &idle->td_pcb, &nolock, NULL);
+	sc__cpu_switch(&pc->pc_boot_pcb, &idle->td_pcb, &nolock, NULL,
+	    NULL);
 
 	/* sc__cpu_leave() switched back: the machine is being destroyed. */
 	sc__san_finish_switch(pc->pc_boot_asan_fake);
@@ -159,10 +160,32 @@ sc_cpu_main(void *arg)
 
 static void	sc_machine_free(struct sc_machine *m);
 
+/*
+ * STACKCAP_SCHED chooses the default scheduler, so that a test suite runs
+ * under either without a rebuild (ctest runs ours under both).  Anything
+ * but "4bsd" means ULE; a value that is neither says so once.
+ */
+static int
+sc_sched_default(void)
+{
+	static _Atomic int warned;
+	const char *v = getenv("STACKCAP_SCHED");
+
+	if (v == NULL || *v == '\0' || strcmp(v, "ule") == 0)
+		return (SC_SCHED_ULE);
+	if (strcmp(v, "4bsd") == 0)
+		return (SC_SCHED_4BSD);
+	if (atomic_exchange(&warned, 1) == 0)
+		fprintf(stderr, "stackcap: STACKCAP_SCHED=%s: neither \"ule\" "
+		    "nor \"4bsd\"; using ULE\n", v);
+	return (SC_SCHED_ULE);
+}
+
 static void
 sc_machine_config_defaults(struct sc_machine_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->sched = sc_sched_default();
 	cfg->ncpu = 2;
 	cfg->kstack_pages = 4;
 	cfg->ipi_signo = SIGRTMIN + 2;
@@ -217,7 +240,12 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	    cfg->wait_strategy > SC_WAIT_SLEEP ||
 	    (cfg->mistakes & ~(SC_MISTAKE_STALE_ANSWER | SC_MISTAKE_SPIN_HELD |
 	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 ||
-	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64))
+	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64) ||
+	    (cfg->sched != SC_SCHED_ULE && cfg->sched != SC_SCHED_4BSD) ||
+	    (cfg->protocol != SC_PROTO_IPI && cfg->protocol != SC_PROTO_NMI))
+		return (EINVAL);
+	/* FreeBSD 12's wait never ends when no NMI answers: ours must. */
+	if (cfg->protocol == SC_PROTO_NMI && cfg->capture_timeout_ns == 0)
 		return (EINVAL);
 	/* The two deadlocks that only the bounded wait ends. */
 	if (cfg->hold_lock_across_ipi)
@@ -234,8 +262,10 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	/* Sanitizers need deeper stacks (FreeBSD adds KSTACK pages too). */
 	m->m_kstack_len = (size_t)cfg->kstack_pages * SC_PAGE_SIZE *
 	    SC_SAN_STACK_SCALE;
-	m->m_sched = &sc__sched_4bsd;
+	m->m_sched = cfg->sched == SC_SCHED_4BSD ? &sc__sched_4bsd :
+	    &sc__sched_ule;
 	sc__spin_init(&m->m_sched_lock, "sched lock");
+	sc__spin_init(&m->m_nmi.sn_lock, "nmi lock");
 	TAILQ_INIT(&m->m_runq);
 	(void)pthread_mutex_init(&m->m_list_mtx, NULL); /* default: no fail */
 	m->m_procs_tail = &m->m_procs;
@@ -261,6 +291,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		pc->pc_machine = m;
 		pc->pc_cpuid = i;
 		TAILQ_INIT(&pc->pc_runq);
+		sc__spin_init(&pc->pc_tdq_lock, "tdq lock");
 		snprintf(name, sizeof(name), "idle: cpu%d", i);
 		error = sc__thread_alloc(m->m_idleproc, name, sc__idle_loop,
 		    NULL, true, &pc->pc_idlethread);

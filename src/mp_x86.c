@@ -48,11 +48,14 @@ sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 		return;
 	SC_CNT_INC(m, ipis_received);
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
+	    frame->if_rsp < td->td_kstack.hi;
+	/* An NMI whose bit an earlier signal's handler found first. */
+	if ((bits & SC_IPI_NMI) != 0)
+		sc__stack_nmi_handler(pc, td, frame, false);
 	if ((bits & SC_IPI_TRACE) != 0)
 		SC_TRACE(m, SC_TRACE_IPI_RECEIVED, pc->pc_cpuid, td->td_tid,
 		    frame->if_rbp, atomic_load(&pc->pc_ipi_id));
-	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
-	    frame->if_rsp < td->td_kstack.hi;
 	prev = td->td_intr_frame;
 	td->td_intr_frame = frame;
 	if ((bits & SC_IPI_TRACE) != 0)
@@ -93,6 +96,45 @@ sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 #endif
 }
 
+/* The interrupted context, as the handler's trapframe. */
+static void
+sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
+    struct sc_intr_frame *frame)
+{
+#if defined(SC_SANITIZER_THREAD)
+	/*
+	 * TSan runs the handler late, inside the interceptor where it noticed
+	 * the signal, with the context of the arrival: that %rbp may belong
+	 * to code that has returned since.  Walk from the poll point that
+	 * let the handler run (sc_sanitizer.h), else from the handler's own
+	 * frame, which is then on the thread's stack.
+	 */
+	frame->if_rbp = atomic_load(&pc->pc_tsan_poll_rbp);
+	if (frame->if_rbp == 0)
+		frame->if_rbp = (uintptr_t)__builtin_frame_address(0);
+	frame->if_rsp = frame->if_rbp;
+#else
+	(void)pc;
+	frame->if_rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	frame->if_rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+#endif
+	frame->if_rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+}
+
+/* The NMI of SC_PROTO_NMI, whether interrupts are disabled or not. */
+static void
+sc_ipi_nmi(struct sc_pcpu *pc, struct sc_intr_frame *frame)
+{
+	struct sc_thread *td;
+
+	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	SC_CNT_INC(pc->pc_machine, ipis_received);
+	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
+	    frame->if_rsp < td->td_kstack.hi;
+	sc__stack_nmi_handler(pc, td, frame, atomic_load_explicit(
+	    &pc->pc_spinlock_count, memory_order_relaxed) != 0);
+}
+
 static void
 sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 {
@@ -105,6 +147,18 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	(void)si;
 	if (pc == NULL)
 		goto out;		/* not a CPU pthread: ignore */
+	sc_ipi_frame(pc, uc, &frame);
+	/*
+	 * SC_PROTO_NMI: an NMI is taken whatever the interrupt flag says;
+	 * its handler answers depth 0 when interrupts were disabled.
+	 */
+	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
+	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
+	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
+		sc_ipi_nmi(pc, &frame);
+		if (atomic_load(&pc->pc_ipi_pending) == 0)
+			goto out;	/* nothing else came with it */
+	}
 	if (atomic_load_explicit(&pc->pc_spinlock_count,
 	    memory_order_relaxed) != 0) {
 		/* Interrupts disabled: spinlock_exit() will run it. */
@@ -116,24 +170,6 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 		    memory_order_relaxed)->td_tid, 0, 0);
 		goto out;
 	}
-#if defined(SC_SANITIZER_THREAD)
-	/*
-	 * TSan runs the handler late, inside the interceptor where it noticed
-	 * the signal, with the context of the arrival: that %rbp may belong
-	 * to code that has returned since.  Walk from the poll point that
-	 * let the handler run (sc_sanitizer.h), else from the handler's own
-	 * frame, which is then on the thread's stack.
-	 */
-	frame.if_rbp = atomic_load(&pc->pc_tsan_poll_rbp);
-	if (frame.if_rbp == 0)
-		frame.if_rbp = (uintptr_t)__builtin_frame_address(0);
-	frame.if_rsp = frame.if_rbp;
-	frame.if_rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-#else
-	frame.if_rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	frame.if_rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	frame.if_rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-#endif
 	sc_ipi_dispatch(pc, &frame, uc);
 out:
 	errno = saved_errno;

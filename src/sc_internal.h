@@ -10,15 +10,17 @@
  *        nothing reads it any more (the thread is INACTIVE)
  *   (a)  atomic, no lock; the comment says who writes it
  *   (t)  the thread lock (*td_lock)
- *   (s)  the machine's sched_lock (4BSD's run queues)
+ *   (s)  the run-queue lock: 4BSD's sched_lock (m_sched_lock) for every
+ *        queue; ULE's lock of the CPU's queue (pc_tdq_lock)
  *   (q)  the sleep-queue chain lock of the wait channel
  *   (p)  the proc lock
  *   (l)  m_list_mtx, the machine's list lock (a pthread mutex, never held
  *        across a switch: a host-locked section)
  *   (x)  the capture mutex (FreeBSD's intr_lock in stack_machdep.c)
+ *   (n)  SC_PROTO_NMI's nmi_lock (a spin lock)
  *   (y)  the request's claim: the IPI handler that claimed the open request
  *        by compare-and-swap writes it until it publishes the answer; then
- *        the requester, which holds (x), reads it
+ *        the requester, which holds (x) (or (n)), reads it
  *   (k)  curthread only (the simulated thread itself)
  *   (k*) curthread, and the IPI handler that interrupts it on its CPU
  *   (o)  CPU-local: code running on the CPU's own pthread (whichever
@@ -75,6 +77,8 @@
 /* IPI vectors, one bit each in pc_ipi_pending (x86 mp_x86.c). */
 #define SC_IPI_TRACE	0x01	/* capture the interrupted thread's stack */
 #define SC_IPI_STOP	0x02	/* machine destroy: leave the machine */
+#define SC_IPI_NMI	0x04	/* SC_PROTO_NMI's IPI_TRACE: an NMI, taken
+				   even with interrupts disabled */
 
 /* A spin lock (struct mtx with MTX_SPIN).  Any context may release it: the
  * sched_lock is handed from one thread to the next across a switch. */
@@ -191,8 +195,11 @@ struct sc_pcpu {
 	_Atomic uint64_t pc_ipi_id;	/* (a) id of the last IPI sent here */
 	_Atomic uint32_t pc_idle_futex;	/* (a) bumped to wake the idle loop */
 	_Atomic int	pc_idling;	/* (a) the idle thread may sleep */
-	struct sc_threadq pc_runq;	/* (s) threads bound to this CPU */
+	struct sc_threadq pc_runq;	/* (s) 4BSD: threads bound to this
+					   CPU; ULE: this CPU's run queue */
 	_Atomic int	pc_runq_len;	/* (s/a) */
+	struct sc_spin	pc_tdq_lock;	/* ULE's tdq lock, the (s) lock of
+					   pc_runq */
 	struct sc_thread *pc_deadthread; /* (o) exited, reap after switch */
 	struct sc_spin	*pc_held[8];	/* (o) spin locks held, in order */
 	int		pc_nheld;	/* (o) */
@@ -228,6 +235,20 @@ struct sc_stack_intr {
 	_Atomic int	si_waiting;	/* (a) the requester sleeps */
 };
 
+/*
+ * SC_PROTO_NMI's state (FreeBSD 12's stack_machdep.c: nmi_lock,
+ * nmi_pending, nmi_stack), plus a claim: the requester's wait is bounded,
+ * so a handler must not walk for a request that was given up.
+ */
+struct sc_stack_nmi {
+	struct sc_spin	sn_lock;	/* the (n) lock, nmi_lock */
+	_Atomic uintptr_t sn_pending;	/* (a) nmi_pending: the thread the
+					   NMI is for, SC_NMI_CLAIMED while
+					   its handler walks, 0 once done */
+	struct sc_stack	sn_buf;		/* (y) the handler's walk */
+};
+#define SC_NMI_CLAIMED	((uintptr_t)1)
+
 struct sc_machine {
 	struct sc_machine_config m_cfg;	/* (c) */
 	int		m_ncpu;		/* (c) */
@@ -237,7 +258,7 @@ struct sc_machine {
 	struct sc_pcpu	*m_pcpu;	/* (c) [m_ncpu] */
 	const struct sc_sched *m_sched;	/* (c) the scheduler */
 	struct sc_spin	m_sched_lock;	/* the (s) lock, 4BSD's sched_lock */
-	struct sc_threadq m_runq;	/* (s) threads not bound */
+	struct sc_threadq m_runq;	/* (s) 4BSD: threads not bound */
 	_Atomic int	m_runq_len;	/* (s/a) */
 	pthread_mutex_t	m_list_mtx;	/* the (l) lock */
 	struct sc_proc	*m_procs;	/* (l) */
@@ -247,6 +268,7 @@ struct sc_machine {
 	int		m_nexttid;	/* (l) */
 	struct sc_proc	*m_idleproc;	/* (c) */
 	struct sc_stack_intr m_intr;	/* the capture protocol's state */
+	struct sc_stack_nmi m_nmi;	/* SC_PROTO_NMI's state */
 	_Atomic(struct sc_hook *) m_hook; /* (a) the current hook, or NULL */
 	struct sc_hook	*m_hooks_old;	/* (l) replaced hooks, freed at
 					   destroy: a caller may still use
@@ -323,7 +345,8 @@ int	sc__exec_ranges(bool (*want)(const char *base), struct sc_range **rp,
 
 /* cpu_switch.S */
 void	sc__cpu_switch(struct sc_pcb *oldpcb, const struct sc_pcb *newpcb,
-	    _Atomic(struct sc_spin *) *oldlockp, struct sc_spin *mtx);
+	    _Atomic(struct sc_spin *) *oldlockp, struct sc_spin *mtx,
+	    _Atomic(struct sc_spin *) *newlockp);
 void	sc__fork_trampoline(void);
 void	sc__user_enter(void (*fn)(void *), void *arg, void *stacktop);
 
@@ -416,13 +439,18 @@ struct sc_sched {
 	/* A CPU pthread, before its first switch to its idle thread: take
 	 * the lock that a thread starting in fork_exit() holds. */
 	void		(*sched_throw)(struct sc_pcpu *pc);
-	/* td's first code: td owns the lock it was switched in with. */
+	/* td's first code: return holding td's lock. */
 	void		(*sched_fork_exit)(struct sc_thread *td);
+	/* pc's idle thread, no lock held: take work from a busy CPU if
+	 * there is any (ULE's tdq_idled()); true if pc now has work. */
+	bool		(*sched_idled)(struct sc_pcpu *pc);
 };
 extern const struct sc_sched sc__sched_4bsd;
+extern const struct sc_sched sc__sched_ule;
 
 /* kern_synch.c */
 void	sc__mi_switch(struct sc_thread *td);
+void	sc__sched_bind(struct sc_thread *td, int cpu);
 void	sc__setrunnable(struct sc_thread *td);
 void	sc__td_uninhibit(struct sc_thread *td, int inhibitor);
 void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
@@ -476,5 +504,15 @@ bool	sc__ipi_handler_ours(int signo);
 /* stack_machdep.c: the IPI_TRACE handler side (stack_capture_intr()). */
 void	sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	    const struct sc_intr_frame *frame);
+
+/* stack_capture.c: the walker with FreeBSD 12's bounds (SC_PROTO_NMI). */
+int	sc__stack_walk_fbsd12(struct sc_stack *st, uintptr_t fp,
+	    struct sc_range stack, const struct sc_range *text, size_t ntext,
+	    bool *overrun);
+
+/* stack_machdep_nmi.c: FreeBSD 12's protocol (SC_PROTO_NMI). */
+int	sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td);
+void	sc__stack_nmi_handler(struct sc_pcpu *pc, struct sc_thread *td,
+	    const struct sc_intr_frame *frame, bool intr_disabled);
 
 #endif /* !SC_INTERNAL_H */

@@ -9,7 +9,7 @@
  * the machine calls it through m->m_sched.
  */
 #include "sc_internal.h"
-#include "sc_sanitizer.h"
+#include "sc_switch.h"
 
 /*
  * The run-queue helpers run with the sched_lock held; their callers
@@ -112,7 +112,6 @@ sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
 	struct sc_machine *m = td->td_machine;
 	struct sc_spin *tmtx = atomic_load(&td->td_lock);
 	struct sc_thread *newtd;
-	bool dying;
 
 	/* mi_switch() asserted that td holds tmtx. */
 	if (tmtx != &m->m_sched_lock) {
@@ -145,23 +144,11 @@ sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
 		return;
 	}
 
-	if (atomic_load(&newtd->td_lastcpu) != SC_NOCPU &&
-	    atomic_load(&newtd->td_lastcpu) != pc->pc_cpuid)
-		SC_CNT_INC(m, migrations);
-	atomic_store(&newtd->td_lastcpu, pc->pc_cpuid);
+	/* newtd's td_oncpu is set here, under the sched_lock. */
 	atomic_store(&newtd->td_oncpu, pc->pc_cpuid);
-	atomic_store_explicit(&pc->pc_curthread, newtd, memory_order_relaxed);
-	SC_CNT_INC(m, switches);
-	SC_TRACE(m, SC_TRACE_SWITCH, pc->pc_cpuid, td->td_tid, newtd->td_tid,
-	    0);
-
-	dying = atomic_load(&td->td_state) == SC_TDS_INACTIVE;
-	sc__san_fiber_switch(dying ? NULL : &td->td_asan_fake, newtd->td_kstack,
-	    newtd->td_tsan_fiber);
-	sc__cpu_switch(&td->td_pcb, &newtd->td_pcb, &td->td_lock, tmtx);
+	sc__sched_cpu_switch(pc, td, newtd, tmtx);
 
 	/* td runs again, maybe on another CPU, holding the sched_lock. */
-	sc__san_finish_switch(td->td_asan_fake);
 	sc__spin_handoff(&m->m_sched_lock, td);
 }
 
@@ -171,16 +158,6 @@ sc_4bsd_rem(struct sc_thread *td)
 {
 	SC_SPIN_ASSERT_OWNED(&td->td_machine->m_sched_lock, );
 	sc_runq_remove(td->td_machine, td);
-}
-
-/* sched_bind(): td == curthread, locked; move to cpu if not there. */
-static void
-sc_4bsd_bind(struct sc_thread *td, int cpu)
-{
-	SC_THREAD_LOCK_ASSERT(td, );
-	td->td_bound = cpu;
-	if (cpu != SC_NOCPU && atomic_load(&td->td_oncpu) != cpu)
-		sc__mi_switch(td);
 }
 
 /* sched_newthread(): a new thread's lock is the sched_lock. */
@@ -204,6 +181,14 @@ sc_4bsd_fork_exit(struct sc_thread *td)
 	sc__spin_handoff(&td->td_machine->m_sched_lock, td);
 }
 
+/* sched_idletd(): one run queue serves every CPU; nothing to steal. */
+static bool
+sc_4bsd_idled(struct sc_pcpu *pc)
+{
+	(void)pc;
+	return (false);
+}
+
 const struct sc_sched sc__sched_4bsd = {
 	.sched_name = "4BSD",
 	.sched_newthread = sc_4bsd_newthread,
@@ -211,7 +196,8 @@ const struct sc_sched sc__sched_4bsd = {
 	.sched_rem = sc_4bsd_rem,
 	.sched_runnable = sc_4bsd_runnable,
 	.sched_switch = sc_4bsd_switch,
-	.sched_bind = sc_4bsd_bind,
+	.sched_bind = sc__sched_bind,
 	.sched_throw = sc_4bsd_throw,
 	.sched_fork_exit = sc_4bsd_fork_exit,
+	.sched_idled = sc_4bsd_idled,
 };

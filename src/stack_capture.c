@@ -56,11 +56,16 @@ struct sc_frame_rec {
 	uintptr_t	next, ret;
 };
 
+/* FreeBSD 12's walker loads records at any address (no alignment check):
+ * a type of alignment 1 keeps UBSan's alignment check quiet there. */
+typedef uintptr_t sc_uptr_unaligned __attribute__((aligned(1)));
+
 /* Returned by value, in %rax:%rdx: no store and reload per frame. */
 SC_FRAME_LOAD_ATTR static struct sc_frame_rec
 sc_frame_load(uintptr_t fp)
 {
-	const volatile uintptr_t *rec = (const volatile uintptr_t *)fp;
+	const volatile sc_uptr_unaligned *rec =
+	    (const volatile sc_uptr_unaligned *)fp;
 	struct sc_frame_rec r;
 
 	r.next = rec[0];
@@ -74,10 +79,17 @@ sc_frame_load(uintptr_t fp)
  * path: the range test against a precomputed last fp, and a one-entry
  * cache of the text range that held the previous return address (most
  * frames return into the same object).
+ *
+ * fbsd12 selects FreeBSD 12's bounds (SC_PROTO_NMI): a frame pointer
+ * anywhere in [lo, hi), aligned or not, as 12's stack_capture() tested
+ * it, so that the 16-byte record of a frame pointer in the last 15 bytes
+ * would be read past the stack's end (kstack_contains() in 13 tests the
+ * whole record).  There the walk stops, without the read, and says so in
+ * *overrun.  Inlined with a constant fbsd12: no cost to the final walker.
  */
-int
-sc_stack_walk(struct sc_stack *st, uintptr_t fp, struct sc_range stack,
-    const struct sc_range *text, size_t ntext)
+__attribute__((always_inline)) static inline int
+sc_stack_walk1(struct sc_stack *st, uintptr_t fp, struct sc_range stack,
+    const struct sc_range *text, size_t ntext, bool fbsd12, bool *overrun)
 {
 	struct sc_range hit = { 0, 0 };
 	struct sc_frame_rec r;
@@ -88,9 +100,15 @@ sc_stack_walk(struct sc_stack *st, uintptr_t fp, struct sc_range stack,
 		goto out;
 	last = stack.hi - 16;		/* the last fp whose record fits */
 	for (;;) {
-		if (fp < stack.lo || fp > last)
+		if (fp < stack.lo || fp >= stack.hi)
 			break;
-		if ((fp & (sizeof(uintptr_t) - 1)) != 0)
+		if (fbsd12 && fp > last) {
+			*overrun = true;
+			break;
+		}
+		if (fp > last)
+			break;
+		if (!fbsd12 && (fp & (sizeof(uintptr_t) - 1)) != 0)
 			break;
 		r = sc_frame_load(fp);
 		if ((r.ret < hit.lo || r.ret >= hit.hi) &&
@@ -106,6 +124,22 @@ sc_stack_walk(struct sc_stack *st, uintptr_t fp, struct sc_range stack,
 out:
 	st->depth = depth;
 	return (depth);
+}
+
+int
+sc_stack_walk(struct sc_stack *st, uintptr_t fp, struct sc_range stack,
+    const struct sc_range *text, size_t ntext)
+{
+	return (sc_stack_walk1(st, fp, stack, text, ntext, false, NULL));
+}
+
+int
+sc__stack_walk_fbsd12(struct sc_stack *st, uintptr_t fp,
+    struct sc_range stack, const struct sc_range *text, size_t ntext,
+    bool *overrun)
+{
+	*overrun = false;
+	return (sc_stack_walk1(st, fp, stack, text, ntext, true, overrun));
 }
 
 /* The calling pthread's stack, cached per pthread. */

@@ -317,6 +317,11 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			error = EOPNOTSUPP;
 			break;
 		}
+		/* FreeBSD 12's protocol, for the history (docs/history.md). */
+		if (m->m_cfg.protocol == SC_PROTO_NMI) {
+			error = sc__stack_save_td_nmi(st, td);
+			break;
+		}
 		if (td == self) {
 			sc_stack_save(st);
 			error = 0;

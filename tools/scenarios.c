@@ -16,6 +16,7 @@
 #include "scenarios.h"
 
 #define SCN_BOUND_NS	(10ULL * 1000 * 1000 * 1000)	/* any wait: 10 s */
+#define SCN_MS(ms)	((ms) * 1000L * 1000)	/* a capture's bound */
 
 /* Commands a target obeys from its spin loop. */
 enum scn_cmd {
@@ -576,6 +577,97 @@ scn_spin_held(struct sc_proc *p, struct scn_result *res)
 	return (target_stop(&z));
 }
 
+/* --- The schedulers and protocols of the history --- */
+
+/*
+ * ULE's window, from the requester's side: hold the switch that brings
+ * the target in at the point where it is RUNNING, its td_oncpu still
+ * NOCPU and its lock free, until the requester has seen it there (a NOCPU
+ * spin, or a capture that returned).
+ */
+struct scn_incoming {
+	struct scn_target *t;
+	_Atomic int	fired;		/* the target is in the window */
+	_Atomic int	done;		/* the capture returned */
+	_Atomic int	failed;
+};
+
+static void
+hook_incoming(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_incoming *h = arg;
+	struct sc_deadline dl;
+
+	if (point != SC_HOOK_SWITCH_INCOMING || td != h->t->td ||
+	    atomic_exchange(&h->fired, 1))
+		return;
+	/* Interrupts are disabled here: spin, bounded. */
+	sc_deadline_start(&dl, SCN_BOUND_NS);
+	while (SCN_CNT(h->t->m, retry_nocpu) == 0 && !atomic_load(&h->done))
+		if (sc_deadline_passed(&dl)) {
+			atomic_store(&h->failed, 1);
+			break;
+		}
+}
+
+/*
+ * The target sleeps; the requester wakes it, an idle CPU chooses it, and
+ * the hook holds that switch in ULE's window while the requester locks
+ * the target and captures it.
+ */
+static int
+scn_incoming(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_incoming h = { 0 };
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "incoming", 1)) != 0)
+		return (error);
+	atomic_store(&t.cmd, CMD_SLEEP);
+	if (!scn_wait_ge(&t.acked, CMD_SLEEP) ||
+	    !scn_wait_state(t.td, SC_TDS_INHIBITED))
+		return (ETIMEDOUT);
+	h.t = &t;
+	sc_machine_set_hook(m, hook_incoming, &h);
+	sc_wakeup(&t);
+	if (!scn_wait_ge(&h.fired, 1))
+		return (ETIMEDOUT);
+	capture(p, &t, res);
+	atomic_store(&h.done, 1);
+	sc_machine_set_hook(m, NULL, NULL);
+	res->raced = !atomic_load(&h.failed);
+	return (target_stop(&t));
+}
+
+/*
+ * FreeBSD 12's protocol under 4BSD: a running thread is captured (the
+ * sched_lock keeps it on its CPU); one with interrupts disabled takes the
+ * NMI at once and answers depth 0: EAGAIN (error2), no deferral.
+ */
+static int
+scn_nmi_4bsd(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_result second;
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "nmi", 1)) != 0)
+		return (error);
+	capture(p, &t, res);
+	atomic_store(&t.cmd, CMD_CLI_HOLD);
+	if (!scn_wait_ge(&t.acked, CMD_CLI_HOLD))
+		return (ETIMEDOUT);
+	capture(p, &t, &second);
+	res->error2 = second.error;
+	atomic_store(&t.cmd, CMD_NONE);
+	res->raced = res->error == 0 && second.error == EAGAIN &&
+	    SCN_CNT(m, ipis_deferred) == 0;
+	return (target_stop(&t));
+}
+
 static struct sc_proc *scn_arm64_proc;
 static _Atomic int scn_arm64_self_error = -1;
 static _Atomic int scn_arm64_self_state = -1;
@@ -629,39 +721,73 @@ scn_arm64_running(struct sc_proc *p, struct scn_result *res)
 }
 
 const struct scn_scenario scn_scenarios[] = {
-	{ "running", "capture a thread that spins on a CPU: one IPI, one "
-	    "answer", 2, 1000000000L, 0, scn_running, 0, 0 },
-	{ "user-mode", "the target runs in user mode: no kernel frame, EBUSY",
-	    2, 1000000000L, 0, scn_user_mode, 0, 0 },
-	{ "switch-off", "the target sleeps right after the requester drops "
-	    "its lock: NOCPU, retry, pcb walk", 2, 1000000000L, 0,
-	    scn_switch_off, 0, 0 },
-	{ "idle-cpu", "the target sleeps just before the IPI: the idle thread "
-	    "answers, retry, pcb walk", 2, 1000000000L, 0, scn_idle_cpu, 0, 0 },
-	{ "other-thread", "one CPU: the target yields just before the IPI, "
-	    "another thread answers, retry", 1, 1000000000L, 0,
-	    scn_other_thread, 0, 0 },
-	{ "nocpu-window", "the requester reads td_oncpu in the middle of the "
-	    "target's switch: spin, no IPI", 1, 1000000000L, 0,
-	    scn_nocpu_window, 0, 0 },
-	{ "interrupts-disabled", "the target's CPU has interrupts disabled: "
-	    "the IPI waits for spinlock_exit()", 2, 1000000000L, 0,
-	    scn_interrupts_disabled, 0, 0 },
-	{ "lost-ipi", "the IPI is lost (signal blocked): the bounded wait "
-	    "gives ETIMEDOUT, the late handler does nothing", 2, 50000000L, 0,
-	    scn_lost_ipi, 0, 0 },
-	{ "lock-held", "what goes wrong if the thread lock were held across "
-	    "the IPI: deadlock, stopped by the bounded wait", 2, 100000000L, 1,
-	    scn_lock_held, 0, 0 },
-	{ "stale-answer", "kib's catch: the answer word not cleared before "
-	    "the IPI: an old answer is taken for a new capture", 2,
-	    100000000L, 0, scn_stale_answer, SC_MISTAKE_STALE_ANSWER, 0 },
-	{ "spin-held", "mjg's catch: the caller holds a spin lock that the "
-	    "target needs: deadlock, stopped by the bounded wait", 2,
-	    100000000L, 0, scn_spin_held, SC_MISTAKE_SPIN_HELD, 0 },
-	{ "arm64-running", "arm64 (riscv, powerpc): no capture of a running "
-	    "thread, curthread too: EOPNOTSUPP, <running>", 2, 1000000000L, 0,
-	    scn_arm64_running, 0, SC_ARCH_ARM64 },
+	{ .name = "running", .run = scn_running,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "capture a thread that spins on a CPU: one IPI, one "
+	    "answer" },
+	{ .name = "user-mode", .run = scn_user_mode,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "the target runs in user mode: no kernel frame, EBUSY" },
+	{ .name = "switch-off", .run = scn_switch_off,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "the target sleeps right after the requester drops "
+	    "its lock: NOCPU, retry, pcb walk" },
+	{ .name = "idle-cpu", .run = scn_idle_cpu,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "the target sleeps just before the IPI: the idle thread "
+	    "answers, retry, pcb walk" },
+	{ .name = "other-thread", .run = scn_other_thread,
+	    .ncpu = 1, .timeout_ns = SCN_MS(1000),
+	    .summary = "one CPU: the target yields just before the IPI, "
+	    "another thread answers, retry" },
+	{ .name = "nocpu-window", .run = scn_nocpu_window,
+	    .ncpu = 1, .timeout_ns = SCN_MS(1000),
+	    .summary = "the requester reads td_oncpu in the middle of the "
+	    "target's switch: spin, no IPI" },
+	{ .name = "interrupts-disabled", .run = scn_interrupts_disabled,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "the target's CPU has interrupts disabled: "
+	    "the IPI waits for spinlock_exit()" },
+	{ .name = "lost-ipi", .run = scn_lost_ipi,
+	    .ncpu = 2, .timeout_ns = SCN_MS(50),
+	    .summary = "the IPI is lost (signal blocked): the bounded wait "
+	    "gives ETIMEDOUT, the late handler does nothing" },
+	{ .name = "lock-held", .run = scn_lock_held,
+	    .ncpu = 2, .timeout_ns = SCN_MS(100),
+	    .summary = "what goes wrong if the thread lock were held across "
+	    "the IPI: deadlock, stopped by the bounded wait",
+	    .hold_lock = 1 },
+	{ .name = "stale-answer", .run = scn_stale_answer,
+	    .ncpu = 2, .timeout_ns = SCN_MS(100),
+	    .summary = "kib's catch: the answer word not cleared before "
+	    "the IPI: an old answer is taken for a new capture",
+	    .mistakes = SC_MISTAKE_STALE_ANSWER },
+	{ .name = "spin-held", .run = scn_spin_held,
+	    .ncpu = 2, .timeout_ns = SCN_MS(100),
+	    .summary = "mjg's catch: the caller holds a spin lock that the "
+	    "target needs: deadlock, stopped by the bounded wait",
+	    .mistakes = SC_MISTAKE_SPIN_HELD },
+	{ .name = "arm64-running", .run = scn_arm64_running,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "arm64 (riscv, powerpc): no capture of a running "
+	    "thread, curthread too: EOPNOTSUPP, <running>",
+	    .arch = SC_ARCH_ARM64 },
+	{ .name = "ule-incoming-nocpu", .run = scn_incoming,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "ULE: the target is RUNNING, td_oncpu still "
+	    "NOCPU, its lock free: spin until it sets it, then IPI",
+	    .sched = SCN_SCHED_ULE },
+	{ .name = "nmi-4bsd", .run = scn_nmi_4bsd,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "FreeBSD 12's NMI protocol under 4BSD: right; with "
+	    "interrupts disabled the NMI answers depth 0, EAGAIN",
+	    .sched = SCN_SCHED_4BSD, .protocol = SC_PROTO_NMI },
+	{ .name = "nmi-ule", .run = scn_incoming,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "FreeBSD 12's NMI protocol under ULE: RUNNING with "
+	    "td_oncpu NOCPU under the lock, an NMI to no CPU: KASSERT",
+	    .sched = SCN_SCHED_ULE, .protocol = SC_PROTO_NMI,
+	    .flags = SCN_PANICS },
 };
 const size_t scn_nscenarios = sizeof(scn_scenarios) / sizeof(scn_scenarios[0]);
 
@@ -674,6 +800,15 @@ scn_find(const char *name)
 		if (strcmp(scn_scenarios[i].name, name) == 0)
 			return (&scn_scenarios[i]);
 	return (NULL);
+}
+
+/* SCN_PANICS: the KASSERT's message, kept for the result. */
+static char scn_panic_msg[512];
+
+static void
+scn_panic_record(const char *msg)
+{
+	snprintf(scn_panic_msg, sizeof(scn_panic_msg), "%s", msg);
 }
 
 int
@@ -694,10 +829,21 @@ scn_run(const struct scn_scenario *s, size_t trace_events,
 	cfg.hold_lock_across_ipi = s->hold_lock;
 	cfg.mistakes = s->mistakes;
 	cfg.arch = s->arch;
+	if (s->sched != SCN_SCHED_DEFAULT)
+		cfg.sched = s->sched == SCN_SCHED_ULE ? SC_SCHED_ULE :
+		    SC_SCHED_4BSD;
+	cfg.protocol = s->protocol;
 	if ((error = sc_machine_create(&cfg, &m)) != 0)
 		return (error);
+	scn_panic_msg[0] = '\0';
+	if ((s->flags & SCN_PANICS) != 0)
+		sc_set_panic_handler(scn_panic_record);
 	if ((error = sc_proc_create(m, "scenario", &p)) == 0)
 		error = s->run(p, res);
+	if ((s->flags & SCN_PANICS) != 0) {
+		sc_set_panic_handler(NULL);
+		snprintf(res->panic, sizeof(res->panic), "%s", scn_panic_msg);
+	}
 	sc_machine_counters(m, &res->cnt);
 	if (error != 0)
 		fprintf(stderr, "scenario %s: a bounded wait expired (%s)\n",

@@ -20,7 +20,15 @@ struct scn_result {
 	struct sc_counters cnt;		/* the machine's counters after it */
 	int		target_tid;
 	int		raced;		/* the hook made the race happen */
+	int		error2;		/* a second capture's, if any */
+	char		panic[512];	/* the KASSERT's message, if one fired
+					   (scenarios with SCN_PANICS) */
 };
+
+/* scn_scenario.sched: the config's default (STACKCAP_SCHED), or one. */
+enum { SCN_SCHED_DEFAULT = 0, SCN_SCHED_ULE, SCN_SCHED_4BSD };
+/* scn_scenario.flags */
+#define SCN_PANICS	0x1	/* a KASSERT fires: record it, go on */
 
 struct scn_scenario {
 	const char	*name;		/* e.g. "switch-off" */
@@ -31,6 +39,9 @@ struct scn_scenario {
 	int		(*run)(struct sc_proc *p, struct scn_result *res);
 	unsigned	mistakes;	/* cfg.mistakes: SC_MISTAKE_* */
 	int		arch;		/* cfg.arch: SC_ARCH_* */
+	int		sched;		/* SCN_SCHED_* */
+	int		protocol;	/* cfg.protocol: SC_PROTO_* */
+	unsigned	flags;		/* SCN_* */
 };
 
 extern const struct scn_scenario scn_scenarios[];

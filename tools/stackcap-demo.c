@@ -688,8 +688,11 @@ run_scenario(const struct demo_opts *o)
 		return (2);
 	}
 	printf("Scenario %s: %s\n", s->name, s->summary);
-	printf("(%d simulated CPU%s, bounded wait %ld ms)\n", s->ncpu,
-	    s->ncpu > 1 ? "s" : "", s->timeout_ns / 1000000);
+	printf("(%d simulated CPU%s, %s scheduler, %s protocol, bounded wait "
+	    "%ld ms)\n", s->ncpu, s->ncpu > 1 ? "s" : "",
+	    s->sched == SCN_SCHED_4BSD ? "4BSD" : s->sched == SCN_SCHED_ULE ?
+	    "ULE" : "the default", s->protocol == SC_PROTO_NMI ?
+	    "FreeBSD 12's NMI" : "the IPI", s->timeout_ns / 1000000);
 	error = scn_run(s, 4096, scenario_show, (void *)o, &res);
 	sc_stack_format_kk(&res.stack, buf, sizeof(buf));
 	printf("\nsc_stack_save_td(td %d) returned %s; stack: %s\n",
@@ -705,6 +708,14 @@ run_scenario(const struct demo_opts *o)
 	    (unsigned long)res.cnt.retry_idle,
 	    (unsigned long)res.cnt.retry_other,
 	    (unsigned long)res.cnt.timeouts);
+	if (s->protocol == SC_PROTO_NMI)
+		printf("NMI protocol: nmis sent %lu, answered %lu, EAGAIN %lu; "
+		    "a second capture returned %s\n",
+		    (unsigned long)res.cnt.nmis_sent,
+		    (unsigned long)res.cnt.nmis_answered,
+		    (unsigned long)res.cnt.nmi_eagain, sc_errname(res.error2));
+	if (res.panic[0] != '\0')
+		printf("KASSERT: %s\n", res.panic);
 	return (error != 0);
 }
 

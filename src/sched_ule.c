@@ -1,0 +1,378 @@
+/*
+ * The ULE scheduler, FreeBSD 13 and 14's default: a run queue per CPU
+ * (struct tdq), each with its own spin lock (pc_tdq_lock), which is the
+ * td_lock of every thread on that queue and of the thread that runs on
+ * that CPU.  What it changes for stack_save_td() (the commit message of
+ * the protocol's rewrite: after r355784 td_oncpu is no longer synchronized
+ * by the thread lock):
+ * - every switch blocks the outgoing thread's lock (thread_lock_block())
+ *   and drops the run-queue lock before cpu_switch();
+ * - the outgoing thread's td_oncpu becomes NOCPU last, just before
+ *   cpu_switch(), with no lock held;
+ * - the incoming thread sets its own td_oncpu only when cpu_switch()
+ *   returns into it (or in sched_fork_exit()): from the moment it is
+ *   chosen (RUNNING) until then, it is RUNNING with td_oncpu == NOCPU and
+ *   its lock is free.  Whoever locks it meanwhile sees exactly that.
+ *
+ * Kernel counterpart: sys/kern/sched_ule.c (tdq_lock, sched_add,
+ * sched_setcpu, sched_rem, sched_switch, sched_switch_migrate,
+ * sched_fork_exit, sched_throw, tdq_idled / tdq_move for the idle
+ * stealing, tdq_lock_pair).  Priorities, slices, interactivity scoring and
+ * the periodic balancer are left out: every thread has one priority and a
+ * queue is FIFO, which is all the capture protocol can observe.
+ */
+#include "sc_internal.h"
+#include "sc_switch.h"
+
+static struct sc_spin *
+sc_tdq_lockptr(struct sc_pcpu *pc)
+{
+	return (&pc->pc_tdq_lock);
+}
+
+/* The CPU whose run-queue lock sp is, or NULL (a sleep-queue chain lock). */
+static struct sc_pcpu *
+sc_tdq_of(struct sc_machine *m, const struct sc_spin *sp)
+{
+	uintptr_t base = (uintptr_t)m->m_pcpu, p = (uintptr_t)sp;
+	size_t i;
+
+	if (p < base || p >= base + sizeof(*m->m_pcpu) * (size_t)m->m_ncpu)
+		return (NULL);
+	i = (p - base) / sizeof(*m->m_pcpu);
+	return (sp == &m->m_pcpu[i].pc_tdq_lock ? &m->m_pcpu[i] : NULL);
+}
+
+/* A CPU's load: queued threads, plus one if it runs a thread. */
+static int
+sc_tdq_load(struct sc_pcpu *pc)
+{
+	return (atomic_load_explicit(&pc->pc_runq_len, memory_order_relaxed) +
+	    (atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed) !=
+	    pc->pc_idlethread));
+}
+
+/*
+ * sched_pickcpu(), reduced: a bound thread's CPU; else the least loaded
+ * CPU, its last CPU first (ties keep it where its cache is).  A hint: the
+ * loads change meanwhile, and idle stealing corrects a poor choice.
+ */
+static struct sc_pcpu *
+sc_ule_pickcpu(struct sc_machine *m, struct sc_thread *td)
+{
+	struct sc_pcpu *best;
+	int i, last;
+
+	if (td->td_bound != SC_NOCPU)
+		return (&m->m_pcpu[td->td_bound]);
+	last = atomic_load(&td->td_lastcpu);
+	best = &m->m_pcpu[last != SC_NOCPU ? last : 0];
+	for (i = 0; i < m->m_ncpu; i++)
+		if (sc_tdq_load(&m->m_pcpu[i]) < sc_tdq_load(best))
+			best = &m->m_pcpu[i];
+	return (best);
+}
+
+/* tdq_runq_add(): pc's queue lock held. */
+static void
+sc_tdq_add(struct sc_pcpu *pc, struct sc_thread *td)
+{
+	struct sc_machine *m = pc->pc_machine;
+
+	sc__td_set_state(td, SC_TDS_RUNQ);
+	TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);
+	atomic_fetch_add(&pc->pc_runq_len, 1);
+	/*
+	 * tdq_notify(): wake pc if it idles; if it is busy, wake another
+	 * idle CPU, which steals the thread (tdq_idled()).
+	 */
+	if (atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed) ==
+	    pc->pc_idlethread)
+		sc__cpu_idle_wakeup(m, pc);
+	else if (td->td_bound == SC_NOCPU)
+		sc__cpu_idle_wakeup(m, NULL);
+}
+
+static void
+sc_tdq_rem(struct sc_pcpu *pc, struct sc_thread *td)
+{
+	TAILQ_REMOVE(&pc->pc_runq, td, td_runq);
+	atomic_fetch_sub(&pc->pc_runq_len, 1);
+}
+
+/*
+ * sched_add(): td's lock held, no inhibitors.  The caller keeps the lock
+ * it holds (FreeBSD's SRQ_HOLD) and releases it, not td's new one.
+ * - If td's lock is already a run-queue lock (a new thread, an interrupt
+ *   thread, a thread swapped back in), td goes on that queue.  Taking a
+ *   second queue's lock while holding one could deadlock against a CPU
+ *   that does the reverse; sched_setcpu() avoids that by dropping the
+ *   first lock, which our caller still holds.  Idle stealing moves td
+ *   later if that CPU is busy.
+ * - Otherwise td's lock is a sleep-queue chain lock, which comes before
+ *   every run-queue lock in the lock order: lock the chosen CPU's queue
+ *   and make it td's lock (thread_lock_set()).
+ */
+static void
+sc_ule_add(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_spin *held = atomic_load(&td->td_lock);
+	struct sc_pcpu *pc;
+
+	SC_KASSERT(sc__spin_owned(held), , "sched_add: thread %d not locked",
+	    td->td_tid);
+	if ((pc = sc_tdq_of(m, held)) != NULL) {
+		SC_KASSERT(td->td_bound == SC_NOCPU ||
+		    td->td_bound == pc->pc_cpuid, , "sched_add: thread %d "
+		    "bound to cpu%d is locked by cpu%d's run queue",
+		    td->td_tid, td->td_bound, pc->pc_cpuid);
+		sc_tdq_add(pc, td);
+		return;
+	}
+	pc = sc_ule_pickcpu(m, td);
+	sc__spin_lock(m, sc_tdq_lockptr(pc));
+	atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
+	sc_tdq_add(pc, td);
+	sc__spin_unlock(sc_tdq_lockptr(pc));
+}
+
+/* sched_rem(): td on a run queue, that queue's lock (td's) held. */
+static void
+sc_ule_rem(struct sc_thread *td)
+{
+	struct sc_pcpu *pc;
+
+	SC_THREAD_LOCK_ASSERT(td, );
+	pc = sc_tdq_of(td->td_machine, atomic_load(&td->td_lock));
+	SC_KASSERT(pc != NULL, , "sched_rem: thread %d is on no run queue",
+	    td->td_tid);
+	sc_tdq_rem(pc, td);
+}
+
+/* sched_runnable(): a thread waits on pc's own queue. */
+static bool
+sc_ule_runnable(struct sc_pcpu *pc)
+{
+	return (atomic_load_explicit(&pc->pc_runq_len,
+	    memory_order_relaxed) > 0);
+}
+
+/* tdq_lock_pair(): two queue locks, always in address order. */
+static void
+sc_tdq_lock_pair(struct sc_pcpu *a, struct sc_pcpu *b)
+{
+	struct sc_machine *m = a->pc_machine;
+
+	if (a < b) {
+		sc__spin_lock(m, sc_tdq_lockptr(a));
+		sc__spin_lock(m, sc_tdq_lockptr(b));
+	} else {
+		sc__spin_lock(m, sc_tdq_lockptr(b));
+		sc__spin_lock(m, sc_tdq_lockptr(a));
+	}
+}
+
+/*
+ * tdq_idled(): pc's idle thread, no lock held.  Steal the first unbound
+ * thread queued on another CPU (tdq_move()); with both queue locks held,
+ * the thread's lock moves from its old queue's to pc's.
+ */
+static bool
+sc_ule_idled(struct sc_pcpu *pc)
+{
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_pcpu *victim;
+	struct sc_thread *td;
+	int i;
+
+	for (i = 1; i < m->m_ncpu; i++) {
+		victim = &m->m_pcpu[(pc->pc_cpuid + i) % m->m_ncpu];
+		/* tdq_transferable: queued while the victim runs a thread
+		 * (an idle victim takes its queue itself). */
+		if (atomic_load_explicit(&victim->pc_runq_len,
+		    memory_order_relaxed) == 0 ||
+		    atomic_load_explicit(&victim->pc_curthread,
+		    memory_order_relaxed) == victim->pc_idlethread)
+			continue;
+		sc_tdq_lock_pair(pc, victim);
+		TAILQ_FOREACH(td, &victim->pc_runq, td_runq)
+			if (td->td_bound == SC_NOCPU)
+				break;
+		if (td != NULL) {
+			/*
+			 * thread_lock_block_wait(): a thread that just
+			 * yielded is queued before its context is saved,
+			 * its lock blocked_lock; its CPU stores the queue's
+			 * lock when the save is done, which would overwrite
+			 * ours.  That CPU needs neither queue lock for it.
+			 */
+			while (atomic_load_explicit(&td->td_lock,
+			    memory_order_acquire) == &sc__blocked_lock)
+				__builtin_ia32_pause();
+			sc_tdq_rem(victim, td);
+			atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
+			TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);
+			atomic_fetch_add(&pc->pc_runq_len, 1);
+			SC_CNT_INC(m, steals);
+		}
+		sc__spin_unlock(sc_tdq_lockptr(victim));
+		sc__spin_unlock(sc_tdq_lockptr(pc));
+		if (td != NULL)
+			return (true);
+	}
+	return (false);
+}
+
+/* tdq_choose() and choosethread(): pc's queue lock held. */
+static struct sc_thread *
+sc_ule_choose(struct sc_pcpu *pc)
+{
+	struct sc_thread *td;
+
+	td = TAILQ_FIRST(&pc->pc_runq);
+	if (td != NULL)
+		sc_tdq_rem(pc, td);
+	else
+		td = pc->pc_idlethread;
+	sc__td_set_state(td, SC_TDS_RUNNING);
+	return (td);
+}
+
+/*
+ * sched_switch_migrate(): td (blocked) goes on dst's queue.  The dance of
+ * the kernel: drop our queue's lock before taking dst's, so that two
+ * queue locks are never held at once (interrupts stay disabled: the
+ * caller entered a spinlock section).  Returns dst's lock, which
+ * cpu_switch() makes td's lock.
+ */
+static struct sc_spin *
+sc_ule_switch_migrate(struct sc_pcpu *pc, struct sc_pcpu *dst,
+    struct sc_thread *td)
+{
+	struct sc_machine *m = pc->pc_machine;
+
+	sc__spin_unlock(sc_tdq_lockptr(pc));
+	sc__spin_lock(m, sc_tdq_lockptr(dst));
+	sc_tdq_add(dst, td);
+	sc__spin_unlock(sc_tdq_lockptr(dst));
+	sc__spin_lock(m, sc_tdq_lockptr(pc));
+	return (sc_tdq_lockptr(dst));
+}
+
+/*
+ * sched_switch(): td == curthread on pc, td's lock held.  Returns when td
+ * runs again, holding its lock: FreeBSD 13's mi_switch() returns with it
+ * released, stackcap's scheduler interface keeps 12's contract, so td
+ * takes it again once it has set its td_oncpu (docs/protocol.md lists
+ * the difference).  Never inlined, for the stacks' sake (sched_4bsd.c).
+ */
+__attribute__((noinline)) static void
+sc_ule_switch(struct sc_thread *td, struct sc_pcpu *pc)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_spin *mtx, *tdq = sc_tdq_lockptr(pc);
+	struct sc_pcpu *dst;
+	struct sc_thread *newtd;
+
+	/*
+	 * thread_lock_block(), in every switch: td_lock is blocked_lock
+	 * until cpu_switch() has saved td's context, so that we may drop
+	 * every lock before it.  The spinlock section keeps interrupts
+	 * disabled through the switch, when no lock does any more.
+	 */
+	mtx = atomic_load(&td->td_lock);
+	atomic_store(&td->td_lock, &sc__blocked_lock);
+	sc_spinlock_enter();
+	if (td->td_idle) {
+		SC_KASSERT(mtx == tdq, , "sched_switch: idle thread %d not "
+		    "locked by its run queue", td->td_tid);
+		sc__td_set_state(td, SC_TDS_CAN_RUN);
+	} else if (TD_IS_RUNNING(td)) {
+		/* A yield, a preemption, or a bind to another CPU. */
+		SC_KASSERT(mtx == tdq, , "sched_switch: running thread %d not "
+		    "locked by its CPU's run queue", td->td_tid);
+		dst = td->td_bound != SC_NOCPU ?
+		    &m->m_pcpu[td->td_bound] : pc;
+		if (dst == pc)
+			sc_tdq_add(pc, td);
+		else
+			mtx = sc_ule_switch_migrate(pc, dst, td);
+	} else if (mtx != tdq) {
+		/* Going to sleep: its lock is a chain lock; swap for ours. */
+		sc__spin_unlock(mtx);
+		sc__spin_lock(m, tdq);
+	}
+	newtd = sc_ule_choose(pc);
+	sc__spin_unlock(tdq);
+
+	if (newtd != td) {
+		/*
+		 * Last, with no lock held: td_oncpu = NOCPU.  newtd is
+		 * RUNNING and its td_oncpu is still NOCPU; its lock (our
+		 * queue's) is free: ULE's window.
+		 */
+		atomic_store(&td->td_oncpu, SC_NOCPU);
+		sc__hook(m, SC_HOOK_SWITCH_NOCPU, td);
+		sc__hook(m, SC_HOOK_SWITCH_INCOMING, newtd);
+		sc__sched_cpu_switch(pc, td, newtd, mtx);
+		/* td runs again, maybe elsewhere: it says where itself. */
+		pc = sc__pcpu_get();
+		atomic_store(&td->td_oncpu, pc->pc_cpuid);
+	} else {
+		/* thread_unblock_switch(). */
+		atomic_store(&td->td_lock, mtx);
+	}
+	sc_thread_lock(td);
+	sc_spinlock_exit();
+}
+
+/* sched_fork_thread(): a new thread's lock is the queue of the CPU it
+ * will most likely run on (not visible yet: no lock needed to set it). */
+static void
+sc_ule_newthread(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+
+	atomic_init(&td->td_lock, td->td_idle ? sc_tdq_lockptr(&m->m_pcpu[0]) :
+	    sc_tdq_lockptr(sc_ule_pickcpu(m, td)));
+}
+
+/*
+ * sched_throw(): a CPU pthread starts its idle thread.  The idle thread's
+ * lock is its own CPU's queue (set here, where the machine is not visible
+ * to anyone yet); interrupts stay disabled until sched_fork_exit().
+ */
+static void
+sc_ule_throw(struct sc_pcpu *pc)
+{
+	atomic_store(&pc->pc_idlethread->td_lock, sc_tdq_lockptr(pc));
+	sc_spinlock_enter();
+}
+
+/* sched_fork_exit(): lock our queue, then td sets its own td_oncpu. */
+static void
+sc_ule_fork_exit(struct sc_thread *td)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	sc__spin_lock(td->td_machine, sc_tdq_lockptr(pc));
+	sc_spinlock_exit();
+	SC_KASSERT(atomic_load(&td->td_lock) == sc_tdq_lockptr(pc), ,
+	    "sched_fork_exit: thread %d not locked by cpu%d's run queue",
+	    td->td_tid, pc->pc_cpuid);
+	atomic_store(&td->td_oncpu, pc->pc_cpuid);
+}
+
+const struct sc_sched sc__sched_ule = {
+	.sched_name = "ULE",
+	.sched_newthread = sc_ule_newthread,
+	.sched_add = sc_ule_add,
+	.sched_rem = sc_ule_rem,
+	.sched_runnable = sc_ule_runnable,
+	.sched_switch = sc_ule_switch,
+	.sched_bind = sc__sched_bind,
+	.sched_throw = sc_ule_throw,
+	.sched_fork_exit = sc_ule_fork_exit,
+	.sched_idled = sc_ule_idled,
+};
