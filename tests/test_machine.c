@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -71,6 +72,23 @@ unbounded_hold(struct sc_machine_config *c)
 }
 
 static void
+unknown_sched(struct sc_machine_config *c)
+{
+	c->sched = 2;
+}
+static void
+unknown_protocol(struct sc_machine_config *c)
+{
+	c->protocol = -1;
+}
+static void
+unbounded_nmi(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->capture_timeout_ns = 0;
+}
+
+static void
 test_bad_configs(void **state)
 {
 	struct sc_machine *m = NULL;
@@ -95,6 +113,9 @@ test_bad_configs(void **state)
 	expect_config_einval(unknown_arch);
 	expect_config_einval(unbounded_spin_held);
 	expect_config_einval(unbounded_hold);
+	expect_config_einval(unknown_sched);
+	expect_config_einval(unknown_protocol);
+	expect_config_einval(unbounded_nmi);
 	assert_int_equal(sc_machine_create(NULL, &m), EINVAL);
 	assert_null(m);
 }
@@ -113,7 +134,46 @@ test_defaults(void **state)
 	assert_int_equal(cfg.trace_events, 0);
 	assert_int_equal(cfg.mistakes, 0);
 	assert_int_equal(cfg.arch, SC_ARCH_AMD64);
+	assert_int_equal(cfg.protocol, SC_PROTO_IPI);
 	assert_null(cfg.hook);
+}
+
+/* ULE by default; STACKCAP_SCHED picks the default, not an explicit
+ * choice; a value that is neither name means ULE. */
+static void
+test_sched_default(void **state)
+{
+	struct sc_machine_config cfg;
+	const char *env = getenv("STACKCAP_SCHED");
+	char *saved = env != NULL ? strdup(env) : NULL;
+	struct sc_machine *m;
+
+	unsetenv("STACKCAP_SCHED");
+	sc_machine_config_init(&cfg);
+	assert_int_equal(cfg.sched, SC_SCHED_ULE);
+	setenv("STACKCAP_SCHED", "4bsd", 1);
+	sc_machine_config_init(&cfg);
+	assert_int_equal(cfg.sched, SC_SCHED_4BSD);
+	setenv("STACKCAP_SCHED", "ule", 1);
+	sc_machine_config_init(&cfg);
+	assert_int_equal(cfg.sched, SC_SCHED_ULE);
+	setenv("STACKCAP_SCHED", "cfs", 1);
+	sc_machine_config_init(&cfg);
+	assert_int_equal(cfg.sched, SC_SCHED_ULE);
+	/* Each scheduler makes a machine that runs. */
+	setenv("STACKCAP_SCHED", "4bsd", 1);
+	sc_machine_config_init(&cfg);
+	cfg.sched = SC_SCHED_ULE;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	sc_machine_destroy(m);
+	cfg.sched = SC_SCHED_4BSD;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	sc_machine_destroy(m);
+	if (saved != NULL)
+		setenv("STACKCAP_SCHED", saved, 1);
+	else
+		unsetenv("STACKCAP_SCHED");
+	free(saved);
 }
 
 static void
@@ -287,6 +347,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_sched_default),
 		cmocka_unit_test(test_foreign_handler_is_refused),
 		cmocka_unit_test(test_shared_signal_restored),
 		cmocka_unit_test(test_later_handler_kept),

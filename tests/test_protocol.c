@@ -188,12 +188,12 @@ test_lock_held_across_ipi_deadlocks(void **state)
 
 /* The reviewers' catches: each fails with its mistake, not without ------ */
 
-/* Run the scenario `name` as it is, then with its mistakes and arch reset:
- * the final protocol on the same steps (into R2). */
+/* Run the scenario `name` as it is (into R), then with its mistakes, arch
+ * and protocol reset: the final protocol on the same steps (into R2). */
 static struct scn_result R2;
 
 static void
-run_both(const char *name)
+run_as_is_and_fixed(const char *name)
 {
 	const struct scn_scenario *s = scn_find(name);
 	struct scn_scenario fixed;
@@ -203,10 +203,19 @@ run_both(const char *name)
 	fixed = *s;
 	fixed.mistakes = 0;
 	fixed.arch = SC_ARCH_AMD64;
+	fixed.protocol = SC_PROTO_IPI;
+	fixed.flags &= ~SCN_PANICS;
 	sc_set_panic_handler(sc_test_panic_record);
 	sc_test_panic_reset();
 	assert_int_equal(scn_run(&fixed, 0, NULL, NULL, &R2), 0);
 	sc_set_panic_handler(NULL);
+}
+
+/* The same, for a scenario whose `raced` says the mistake did harm. */
+static void
+run_both(const char *name)
+{
+	run_as_is_and_fixed(name);
 	assert_true(R.raced);
 	assert_false(R2.raced);
 }
@@ -254,6 +263,84 @@ test_arm64_running(void **state)
 	assert_int_equal(R.cnt.ipis_sent, 0);
 	assert_int_equal(R2.error, 0);
 	ASSERT_SPIN_CHAIN(&R2.stack);
+}
+
+/* The schedulers and protocols of the history ---------------------------- */
+
+/* ULE's window: the incoming target is RUNNING, td_oncpu NOCPU, its lock
+ * free.  The final protocol spins (no IPI to NOCPU) until the target sets
+ * td_oncpu itself, then captures it with one IPI. */
+static void
+test_ule_incoming_nocpu(void **state)
+{
+	SKIP_UNDER_TSAN();
+	run("ule-incoming-nocpu");
+	assert_int_equal(R.error, 0);
+	ASSERT_SPIN_CHAIN(&R.stack);
+	assert_true(R.cnt.retry_nocpu >= 1);
+	assert_int_equal(R.cnt.ipis_sent, 1);
+	assert_int_equal(R.cnt.trace_answered, 1);
+	assert_int_equal(R.cnt.timeouts, 0);
+}
+
+/* FreeBSD 12's protocol under 4BSD: the sched_lock keeps a running thread
+ * on its CPU, so the NMI finds it; with interrupts disabled the NMI is
+ * still taken (nothing deferred) and answers depth 0: EAGAIN. */
+static void
+test_nmi_4bsd(void **state)
+{
+	SKIP_UNDER_TSAN();
+	run("nmi-4bsd");
+	assert_int_equal(R.error, 0);
+	ASSERT_SPIN_CHAIN(&R.stack);
+	assert_int_equal(R.error2, EAGAIN);
+	assert_int_equal(R.cnt.nmis_sent, 2);
+	assert_int_equal(R.cnt.nmis_answered, 2);
+	assert_int_equal(R.cnt.nmi_eagain, 1);
+	assert_int_equal(R.cnt.ipis_deferred, 0);
+	assert_int_equal(R.cnt.trace_answered, 0);
+}
+
+/* An NMI that lands in user mode answers depth 0 too: EAGAIN, where the
+ * final protocol says EBUSY. */
+static void
+test_nmi_user_mode(void **state)
+{
+	const struct scn_scenario *s = scn_find("user-mode");
+	struct scn_scenario nmi;
+
+	SKIP_UNDER_TSAN();
+	assert_non_null(s);
+	nmi = *s;
+	nmi.protocol = SC_PROTO_NMI;
+	nmi.sched = SCN_SCHED_4BSD;
+	assert_int_equal(scn_run(&nmi, 0, NULL, NULL, &R), 0);
+	assert_int_equal(R.error, EAGAIN);
+	assert_int_equal(R.stack.depth, 0);
+	assert_int_equal(R.cnt.nmi_eagain, 1);
+	assert_int_equal(R.cnt.ebusy, 0);
+}
+
+/* FreeBSD 12's protocol under ULE, in the same window: RUNNING, NOCPU,
+ * under the thread lock: 12 would send the NMI to no CPU (a panic with
+ * INVARIANTS, a hang without).  The KASSERT says so, nothing is sent.
+ * The final protocol on the same steps captures the target. */
+static void
+test_nmi_ule(void **state)
+{
+	SKIP_UNDER_TSAN();
+	run_as_is_and_fixed("nmi-ule");
+	assert_true(R.raced);
+	assert_true(R2.raced);		/* the window was held for both */
+	assert_int_equal(R.error, EINVAL);
+	assert_int_equal(R.cnt.nmis_sent, 0);
+	assert_int_equal(R.cnt.ipis_sent, 0);
+	assert_non_null(strstr(R.panic, "td_oncpu == NOCPU"));
+	assert_non_null(strstr(R.panic, "for ever"));
+	assert_int_equal(R2.error, 0);
+	ASSERT_SPIN_CHAIN(&R2.stack);
+	assert_true(R2.cnt.retry_nocpu >= 1);
+	assert_int_equal(sc_test_panic_count(), 0);
 }
 
 /* Misuse ---------------------------------------------------------------- */
@@ -339,6 +426,10 @@ main(void)
 		cmocka_unit_test(test_stale_answer),
 		cmocka_unit_test(test_spin_held),
 		cmocka_unit_test(test_arm64_running),
+		cmocka_unit_test(test_ule_incoming_nocpu),
+		cmocka_unit_test(test_nmi_4bsd),
+		cmocka_unit_test(test_nmi_user_mode),
+		cmocka_unit_test(test_nmi_ule),
 		cmocka_unit_test_setup_teardown(
 		    test_running_without_proc_lock_asserts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swapped_asserts, setup,
