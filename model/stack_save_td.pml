@@ -15,6 +15,13 @@
  *     NO_PROC_LOCK      the target's proc lock is not held
  *     SPIN_HELD         the requester holds a spin lock the target needs
  *     HOLD_THREAD_LOCK  the thread lock is kept across the IPI
+ *     PROTO_NMI         FreeBSD 12's protocol (src/stack_machdep_nmi.c):
+ *                       the thread lock held throughout, td_oncpu read
+ *                       under it, an NMI that the target CPU takes with
+ *                       interrupts disabled too
+ *   and the scheduler's order: ULE's by default, 4BSD's with SCHED_4BSD
+ *   (td_oncpu changes under the thread lock).  PROTO_NMI is verified
+ *   with SCHED_4BSD and has a counterexample under ULE.
  *
  * Threads: T (the target, a structure that exit frees and a new thread
  * reuses: `gen` tells the threads apart), O (another thread), and each
@@ -39,6 +46,8 @@ bool	plock;			/* T's proc lock */
 bool	other;			/* a spin lock the target may need */
 bool	intr_off[NCPU];		/* interrupts disabled */
 bool	ipi[NCPU];		/* IPI_TRACE pending */
+bool	nmi[NCPU];		/* PROTO_NMI: an NMI pending */
+byte	nmi_pending = NONE;	/* PROTO_NMI: the thread it is for */
 byte	req = NONE;		/* the open request's CPU, or NONE */
 byte	seq;			/* request sequence */
 byte	answer = NONE;		/* stack_intr_td */
@@ -52,6 +61,35 @@ bool	done;			/* the capture returned */
 /* Spin locks: take with interrupts disabled (the caller sets intr_off). */
 inline lock(l)   { atomic { l == 0 -> l = 1 } }
 inline unlock(l) { l = 0 }
+
+#ifdef PROTO_NMI
+/* stack_nmi_handler(), interrupts disabled or not: only for the thread
+ * it is meant for; any other's NMI is not consumed. */
+inline nmi_handler(c)
+{
+	atomic {
+		nmi[c] ->
+		nmi[c] = 0;
+		if
+		:: nmi_pending == cur[c] ->
+			walked_td = cur[c];
+			walked_gen = (cur[c] == T -> gen : 0);
+			nmi_pending = NONE
+		:: else -> skip
+		fi
+	}
+}
+/* A CPU that spins on a spin lock still takes NMIs. */
+inline cpu_lock(c, l)
+{
+	do
+	:: atomic { l == 0 -> l = 1 }; break
+	:: nmi_handler(c)
+	od
+}
+#else
+inline cpu_lock(c, l) { lock(l) }
+#endif
 
 /* A CPU: its IPI handler, and its scheduler. */
 proctype cpu(byte c)
@@ -72,38 +110,51 @@ end:
 		:: else -> skip		/* a late IPI: nothing */
 		fi
 	   }
+#ifdef PROTO_NMI
+	:: nmi_handler(c)
+#endif
 	/* T switches off (it sleeps or yields; the CPU goes idle), in
 	 * ULE's order: thread_lock(), off the CPU, td_oncpu = NOCPU last. */
 	:: nsw < MAXSW && cur[c] == T ->
 		intr_off[c] = 1;
 #ifdef SPIN_HELD
 		/* On its way to sleep T needs the other lock. */
-		lock(other);
+		cpu_lock(c, other);
 		unlock(other);
 #endif
-		lock(tlock);
+		cpu_lock(c, tlock);
+#ifdef SCHED_4BSD
+		atomic { nsw++; running[T] = 0; cur[c] = IDLE0 + c;
+		    oncpu[T] = NOCPU };
+#else
 		atomic { nsw++; running[T] = 0; cur[c] = IDLE0 + c };
 		oncpu[T] = NOCPU;
+#endif
 		unlock(tlock);
 		intr_off[c] = 0
 	/* T switches on here; the incoming thread sets its own td_oncpu
 	 * after the switch. */
 	:: nsw < MAXSW && cur[c] == IDLE0 + c && !running[T] && !exited ->
 		intr_off[c] = 1;
-		lock(tlock);
+		cpu_lock(c, tlock);
 		atomic {
 			if
 			:: !running[T] && !exited ->
-				nsw++; running[T] = 1; cur[c] = T
+				nsw++; running[T] = 1; cur[c] = T;
+#ifdef SCHED_4BSD
+				oncpu[T] = c
+#endif
 			:: else -> skip
 			fi
 		};
 		unlock(tlock);
 		intr_off[c] = 0;
+#ifndef SCHED_4BSD
 		if
 		:: cur[c] == T && oncpu[T] == NOCPU -> oncpu[T] = c
 		:: else -> skip
 		fi
+#endif
 	/* T's thread exits (thread_exit(): its proc lock, then its thread
 	 * lock to switch away), and a new thread takes its structure, not
 	 * running yet.  Once, so that the model is finite. */
@@ -141,6 +192,22 @@ active proctype requester()
 #endif
 	lock(tlock);
 	mygen = gen;
+#ifdef PROTO_NMI
+	/* FreeBSD 12's stack_save_td_running(): the thread lock is held
+	 * throughout and td_oncpu is read under it. */
+	if
+	:: !running[T] -> goto out
+	:: else -> skip
+	fi;
+	cpuid = oncpu[T];
+	/* ipi_cpu(NOCPU): a panic with INVARIANTS, else an NMI to no CPU
+	 * and a wait for ever. */
+	assert(cpuid != NOCPU);
+	atomic { nmi_pending = T; nmi[cpuid] = 1 };
+	nmi_pending == NONE;
+	assert(walked_td == T && walked_gen == mygen);
+	goto out;
+#endif
 again:
 	if
 	:: !running[T] ->

@@ -3,8 +3,11 @@
 # - the final protocol: no assertion violated (no misattribution) and no
 #   invalid end state (no deadlock), over the whole state space; and
 #   termination (<> done) under weak fairness;
-# - each mistake (a -D switch of the model): a counterexample must be
-#   found, the shortest one (breadth-first), whose length is printed.
+# - the same safety for the final protocol and for FreeBSD 12's NMI
+#   protocol under 4BSD's order (-DSCHED_4BSD);
+# - each mistake (a -D switch of the model), and the NMI protocol under
+#   ULE's order: a counterexample must be found, the shortest one
+#   (breadth-first), whose length is printed.
 # Usage: check_model.sh [workdir].  Needs spin and a C compiler.
 set -euo pipefail
 model="$(cd "$(dirname "$0")/.." && pwd)/model/stack_save_td.pml"
@@ -39,7 +42,21 @@ if echo "$out" | grep -q "errors: 0"; then
 else
 	echo "FAIL: final protocol, liveness:"; echo "$out"; status=1
 fi
-for mistake in STALE_ANSWER NO_PROC_LOCK SPIN_HELD HOLD_THREAD_LOCK; do
+# $1: spin's -D switches, $2: what they are.  Safety, the whole space.
+verify() {
+	build "$1" "-DNOCLAIM"
+	out=$(./pan -m1000000)
+	if echo "$out" | grep -q "errors: 0"; then
+		echo "$2: no misattribution, no deadlock ($(echo "$out" |
+		    awk '/states, stored/ { print $1; exit }') states)"
+	else
+		echo "FAIL: $2:"; echo "$out"; status=1
+	fi
+}
+verify "-DSCHED_4BSD" "final protocol, 4BSD's order"
+verify "-DPROTO_NMI -DSCHED_4BSD" "FreeBSD 12's NMI protocol, 4BSD's order"
+for mistake in STALE_ANSWER NO_PROC_LOCK SPIN_HELD HOLD_THREAD_LOCK \
+    PROTO_NMI; do
 	build "-D$mistake" "-DNOCLAIM -DBFS"
 	out=$(./pan -m1000000 || true)
 	if echo "$out" | grep -q "errors: [1-9]"; then
