@@ -594,7 +594,9 @@ enum sc_trace_event {
 	SC_TRACE_PCB_WALK,	/* requester; tid target; a0 depth */
 	SC_TRACE_LOCK_DROPPED,	/* requester dropped tid's thread lock */
 	SC_TRACE_LOCK_TAKEN,	/* requester took tid's thread lock again */
-	SC_TRACE_NOCPU,		/* requester; tid RUNNING but NOCPU: spin */
+	SC_TRACE_NOCPU,		/* requester; tid RUNNING but NOCPU: spin;
+				   a0 0: a streak of spins begins; else
+				   it ended after a0 spins, a1 the CPU */
 	SC_TRACE_IPI_SENT,	/* sender; tid target; a0 cpu; a1 IPI id */
 	SC_TRACE_IPI_DEFERRED,	/* cpu had interrupts off; tid interrupted */
 	SC_TRACE_IPI_RECEIVED,	/* cpu; tid interrupted; a0 rbp; a1 IPI id */

@@ -218,22 +218,32 @@ sc_stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
  * (hold_lock_across_ipi) keeps it, to show that deadlock (the bounded wait
  * ends it).
  */
+/*
+ * quiet: a spin on NOCPU after the first of a streak, which the trace
+ * does not record step by step (under a slow switch, ASan's say, a streak
+ * runs to thousands and would push the capture out of the ring); the
+ * streak's end records how long it was.
+ */
 static void
-sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td)
+sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td, bool quiet)
 {
 	if ((m->m_cfg.mistakes & SC_MISTAKE_HOLD_THREAD_LOCK) != 0)
 		return;
-	SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), td->td_tid, 0, 0);
+	if (!quiet)
+		SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), td->td_tid, 0,
+		    0);
 	sc_thread_unlock(td);
 }
 
 static void
-sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td)
+sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td, bool quiet)
 {
 	if ((m->m_cfg.mistakes & SC_MISTAKE_HOLD_THREAD_LOCK) != 0)
 		return;
 	sc_thread_lock(td);
-	SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0, 0);
+	if (!quiet)
+		SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0,
+		    0);
 }
 
 /*
@@ -280,7 +290,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	struct sc_machine *m;
 	struct sc_thread *answer, *self;
 	struct sc_pcpu *pc;
-	uint64_t tag, deadline;
+	uint64_t tag, deadline, nocpu;
 	size_t ntext;
 	int cpuid, error;
 	bool kstack;
@@ -302,6 +312,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	    "is held", td->td_tid, td->td_name);
 	m = td->td_machine;
 	deadline = 0;
+	nocpu = 0;			/* the current streak of NOCPU spins */
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), td->td_tid,
 	    self != NULL ? self->td_tid : 0, 0);
@@ -359,25 +370,30 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			error = ETIMEDOUT;
 			break;
 		}
-		sc_stack_save_unlock(m, td);
+		sc_stack_save_unlock(m, td, nocpu > 0);
 		sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
 		cpuid = atomic_load(&td->td_oncpu);
 		if (cpuid == SC_NOCPU) {
 			/* Switching: on or off a CPU, shortly. */
 			SC_CNT_INC(m, retry_nocpu);
-			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), td->td_tid, 0,
-			    0);
+			if (nocpu++ == 0)
+				SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(),
+				    td->td_tid, 0, 0);
 			__builtin_ia32_pause();
-			sc_stack_save_relock(m, td);
+			sc_stack_save_relock(m, td, nocpu > 1);
 			continue;
 		}
+		if (nocpu > 1)
+			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), td->td_tid,
+			    nocpu, cpuid);
+		nocpu = 0;
 		pc = &m->m_pcpu[cpuid];
 
 		/* The bound covers the wait for the capture mutex too. */
 		if (deadline == UINT64_MAX)
 			sc__mtx_lock(&m->m_intr.si_mtx);
 		else if (sc__mtx_lock_until(&m->m_intr.si_mtx, deadline) != 0) {
-			sc_stack_save_relock(m, td);
+			sc_stack_save_relock(m, td, false);
 			error = ETIMEDOUT;
 			break;
 		}
@@ -404,7 +420,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			    td->td_tid, answer->td_tid, 0);
 		if (answer == NULL)
 			sc_stack_intr_diagnose(m, pc);
-		sc_stack_save_relock(m, td);
+		sc_stack_save_relock(m, td, false);
 
 		if (answer == NULL) {
 			error = ETIMEDOUT;

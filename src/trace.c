@@ -242,8 +242,14 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		break;
 	case SC_TRACE_NOCPU:
 		sc_trace_actor(r, true, who, sizeof(who));
-		snprintf(buf, len, "%s: td %d is RUNNING but td_oncpu is NOCPU "
-		    "(mid-switch): spin, no IPI", who, r->tid);
+		if (r->arg0 == 0)
+			snprintf(buf, len, "%s: td %d is RUNNING but td_oncpu "
+			    "is NOCPU (mid-switch): spin, no IPI", who, r->tid);
+		else
+			snprintf(buf, len, "%s: td %d has td_oncpu cpu%" PRIu64
+			    " after %" PRIu64 " spins on NOCPU (the spins "
+			    "after the first are not traced)", who, r->tid,
+			    r->arg1, r->arg0);
 		break;
 	case SC_TRACE_IPI_SENT:
 		sc_trace_actor(r, true, who, sizeof(who));
