@@ -63,8 +63,9 @@ stats_done(struct stats *s)
 	s->median = s->v[ROUNDS / 2];
 }
 
+/* sched: SC_SCHED_*, or -1 for the default (STACKCAP_SCHED). */
 static struct sc_machine *
-machine(int ncpu)
+machine(int ncpu, int sched)
 {
 	struct sc_machine_config cfg;
 	struct sc_machine *m;
@@ -72,6 +73,8 @@ machine(int ncpu)
 
 	sc_machine_config_init(&cfg);
 	cfg.ncpu = ncpu;
+	if (sched >= 0)
+		cfg.sched = sched;
 	if ((error = sc_machine_create(&cfg, &m)) != 0)
 		die("sc_machine_create", error);
 	return (m);
@@ -259,36 +262,43 @@ unpin(void)
 static void
 bench_switch(void)
 {
-	struct stats sw, uc, fx;
-	struct sc_machine *m = machine(1);
-	struct sc_proc *p;
-	uint64_t nsw = 0;
+	struct stats sw, sw4, uc, fx;
+	struct sc_machine *m = machine(1, SC_SCHED_ULE);
+	struct sc_machine *m4 = machine(1, SC_SCHED_4BSD);
+	struct sc_proc *p, *p4;
+	uint64_t nsw = 0, nsw4 = 0;
 	int r, error;
 
-	if ((error = sc_proc_create(m, "bench", &p)) != 0)
+	if ((error = sc_proc_create(m, "bench", &p)) != 0 ||
+	    (error = sc_proc_create(m4, "bench", &p4)) != 0)
 		die("sc_proc_create", error);
 	for (r = 0; r < ROUNDS; r++) {
 		sw.v[r] = round_sc_yield(m, p, &nsw);
+		sw4.v[r] = round_sc_yield(m4, p4, &nsw4);
 		uc.v[r] = round_swapcontext();
 		fx.v[r] = round_futex();
 		unpin();
 	}
 	sc_machine_destroy(m);
+	sc_machine_destroy(m4);
 	stats_done(&sw);
+	stats_done(&sw4);
 	stats_done(&uc);
 	stats_done(&fx);
 
 	printf("context switch (one simulated CPU, %ju switches a round):\n",
 	    (uintmax_t)nsw);
 	printf("  %-40s best %8.1f ns  median %8.1f ns\n",
-	    "sc_yield() ping-pong, per switch", sw.best, sw.median);
+	    "sc_yield() ping-pong, ULE, per switch", sw.best, sw.median);
+	printf("  %-40s best %8.1f ns  median %8.1f ns\n",
+	    "sc_yield() ping-pong, 4BSD, per switch", sw4.best, sw4.median);
 	printf("  %-40s best %8.1f ns  median %8.1f ns\n",
 	    "glibc swapcontext(), per switch", uc.best, uc.median);
 	printf("  %-40s best %8.1f ns  median %8.1f ns\n",
 	    "Linux threads on one CPU (futex)", fx.best, fx.median);
 	printf("  ratio (best): sc_yield/swapcontext %.2fx, "
-	    "sc_yield/Linux thread switch %.2fx\n", sw.best / uc.best,
-	    sw.best / fx.best);
+	    "sc_yield/Linux thread switch %.2fx, ULE/4BSD %.2fx\n",
+	    sw.best / uc.best, sw.best / fx.best, sw.best / sw4.best);
 }
 
 /* ------------------------------------------------------------------------
@@ -492,7 +502,7 @@ report_capture(const struct stats *cap, const int *depth,
 static void
 bench_capture(void)
 {
-	struct sc_machine *m = machine(2);
+	struct sc_machine *m = machine(2, -1);
 	struct sleeper sl[NDEPTH];
 	struct stats cap[NDEPTH];
 	struct walk_result wr[NDEPTH];
