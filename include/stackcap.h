@@ -251,6 +251,11 @@ struct sc_machine_config {
 					   SC_SCHED_4BSD; STACKCAP_SCHED */
 	int	protocol;		/* SC_PROTO_IPI (default) or
 					   SC_PROTO_NMI */
+	/* --- stackcap 0.4 --- */
+	uint64_t seed;			/* 0: real concurrency (default);
+					   else deterministic simulation
+					   (docs/determinism.md);
+					   STACKCAP_SEED overrides it */
 };
 
 /*
@@ -361,6 +366,13 @@ struct sc_counters {
 	uint64_t	nmis_answered;	/* ... handlers that answered */
 	uint64_t	nmi_eagain;	/* ... EAGAIN: depth 0 (user mode,
 					   interrupts disabled, no chain) */
+	/* --- stackcap 0.4 --- */
+	uint64_t	sim_steps;	/* deterministic mode: scheduling
+					   points passed (virtual time, one
+					   microsecond each) */
+	uint64_t	sim_late;	/* ... plain pthreads that joined
+					   after create: a real-time event,
+					   which the seed does not fix */
 };
 
 /*
@@ -533,7 +545,9 @@ SC_EXTERN int	sc_thread_swapin(struct sc_thread *td);
 /* Give up the CPU; the thread stays runnable (sched_relinquish()). */
 SC_EXTERN void	sc_yield(void);
 /* Yield if a runnable thread waits for a CPU (maybe_yield()); call it in
- * loops that spin.  Cheap when nothing waits. */
+ * loops that spin.  Cheap when nothing waits.  In deterministic mode
+ * (cfg.seed) it is a scheduling point, from a plain pthread too: a loop
+ * that waits for the machine must call it, or the machine never runs. */
 SC_EXTERN void	sc_maybe_yield(void);
 /* Move the calling thread to cpu and keep it there (sched_bind()); cpu ==
  * SC_NOCPU unbinds.  Returns 0 or EINVAL. */

@@ -43,6 +43,7 @@ sc__spin_lock(struct sc_machine *m, struct sc_spin *sp)
 	self = sc__owner_self();
 	SC_KASSERT(atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) !=
 	    self, , "spin lock \"%s\" recursed", sp->sp_name);
+	sc__ds_point();
 	sc_spinlock_enter();
 	pc = sc__pcpu_get();
 	for (n = 0;; n++) {
@@ -58,7 +59,9 @@ sc__spin_lock(struct sc_machine *m, struct sc_spin *sp)
 		 * The holder's CPU pthread may be descheduled by Linux (more
 		 * simulated CPUs than real cores): spin briefly, then yield.
 		 */
-		if (n < 64)
+		if (sc__ds_active())
+			sc__ds_point();
+		else if (n < 64)
 			__builtin_ia32_pause();
 		else
 			sched_yield();
@@ -99,6 +102,7 @@ sc__spin_unlock(struct sc_spin *sp)
 		sc_plain_held--;
 	atomic_store_explicit(&sp->sp_owner, 0, memory_order_release);
 	sc_spinlock_exit();
+	sc__ds_point();
 }
 
 bool
@@ -141,14 +145,16 @@ sc_thread_lock(struct sc_thread *td)
 {
 	struct sc_spin *sp;
 
+	sc__ds_enter(td->td_machine);
 	for (;;) {
 		sp = atomic_load_explicit(&td->td_lock, memory_order_acquire);
 		if (sp == &sc__blocked_lock) {
 			/* td's context is being saved: wait for cpu_switch. */
 			SC_CNT_INC(td->td_machine, blocked_waits);
 			while (atomic_load_explicit(&td->td_lock,
-			    memory_order_acquire) == &sc__blocked_lock)
-				__builtin_ia32_pause();
+			    memory_order_acquire) == &sc__blocked_lock) {
+				sc__cpu_spinwait();
+			}
 			continue;
 		}
 		sc__spin_lock(td->td_machine, sp);
@@ -230,7 +236,10 @@ sc__mtx_lock(struct sc_mtx *mx)
 			atomic_store(&mx->mx_waiters, 1);
 			if (sc_mtx_try(mx, self))
 				return;
-			sc__futex_wait(&mx->mx_futex, seq, 0);
+			if (sc__ds_active())
+				sc__ds_point();
+			else
+				sc__futex_wait(&mx->mx_futex, seq, 0);
 		}
 		if (sc_mtx_try(mx, sc__owner_self()))
 			return;
@@ -261,10 +270,14 @@ sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns)
 		atomic_store(&mx->mx_waiters, 1);
 		if (sc_mtx_try(mx, self))
 			return (0);
-		now = sc_now_ns();
+		now = sc__ds_clock();
 		if (now >= deadline_ns)
 			return (ETIMEDOUT);
-		sc__futex_wait(&mx->mx_futex, seq, (long)(deadline_ns - now));
+		if (sc__ds_active())
+			sc__ds_point();
+		else
+			sc__futex_wait(&mx->mx_futex, seq,
+			    (long)(deadline_ns - now));
 	}
 }
 

@@ -38,6 +38,7 @@ sc_proc_create(struct sc_machine *m, const char *comm, struct sc_proc **pp)
 
 	if (m == NULL || comm == NULL || pp == NULL)
 		return (EINVAL);
+	sc__ds_enter(m);
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return (ENOMEM);
@@ -58,6 +59,7 @@ sc_proc_create(struct sc_machine *m, const char *comm, struct sc_proc **pp)
 void
 sc_proc_lock(struct sc_proc *p)
 {
+	sc__ds_enter(p->p_machine);
 	sc__mtx_lock(&p->p_mtx);
 }
 

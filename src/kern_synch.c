@@ -103,6 +103,7 @@ sc_maybe_yield(void)
 {
 	struct sc_pcpu *pc = sc__pcpu_get();
 
+	sc__ds_point();
 	if (pc == NULL)
 		return;
 	sc__san_poll_signals(pc);

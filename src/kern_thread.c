@@ -349,6 +349,7 @@ sc_thread_join(struct sc_thread *td)
 	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
 	if (td == sc_curthread())
 		return (EDEADLK);
+	sc__ds_enter(td->td_machine);
 	for (;;) {
 		if (atomic_load(&td->td_exited) != 0)
 			return (0);
@@ -367,7 +368,11 @@ sc_thread_join(struct sc_thread *td)
 		} else {
 			/* The bound re-checks for a park, which does not
 			 * change the futex word. */
-			sc__futex_wait(&td->td_exited, 0, 100 * 1000 * 1000L);
+			if (sc__ds_active())
+				sc__ds_point();
+			else
+				sc__futex_wait(&td->td_exited, 0,
+				    100 * 1000 * 1000L);
 		}
 	}
 }

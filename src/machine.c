@@ -127,6 +127,9 @@ sc_cpu_main(void *arg)
 	int error;
 
 	sc__pcpu_set(pc);
+	/* Deterministic mode: boot only once given the run token. */
+	sc__ds_cpu_attach(pc);
+	sc__ds_point();
 	boot = sc__pthread_stack();
 	pc->pc_boot_stack = (const void *)boot.lo;
 	pc->pc_boot_stack_len = boot.hi - boot.lo;
@@ -179,6 +182,32 @@ sc_sched_default(void)
 		fprintf(stderr, "stackcap: STACKCAP_SCHED=%s: neither \"ule\" "
 		    "nor \"4bsd\"; using ULE\n", v);
 	return (SC_SCHED_ULE);
+}
+
+/*
+ * STACKCAP_SEED, when set, replaces cfg.seed for every machine: any test
+ * replays in deterministic mode without a rebuild.  Decimal or 0x hex; a
+ * value that is not a number says so once and is ignored.
+ */
+static void
+sc_seed_override(struct sc_machine_config *cfg)
+{
+	static _Atomic int warned;
+	const char *v = getenv("STACKCAP_SEED");
+	char *end;
+	unsigned long long seed;
+
+	if (v == NULL || *v == '\0')
+		return;
+	errno = 0;
+	seed = strtoull(v, &end, 0);
+	if (errno != 0 || *end != '\0') {
+		if (atomic_exchange(&warned, 1) == 0)
+			fprintf(stderr, "stackcap: STACKCAP_SEED=%s is not a "
+			    "number; ignored\n", v);
+		return;
+	}
+	cfg->seed = (uint64_t)seed;
 }
 
 static void
@@ -250,6 +279,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	/* The two deadlocks that only the bounded wait ends. */
 	if (cfg->hold_lock_across_ipi)
 		cfg->mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
+	sc_seed_override(cfg);
 	if ((cfg->mistakes & (SC_MISTAKE_SPIN_HELD |
 	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 && cfg->capture_timeout_ns == 0)
 		return (EINVAL);
@@ -298,6 +328,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	}
 	if (error == 0)
 		error = sc__ipi_init(m);
+	if (error == 0)
+		error = sc__ds_init(m);
 	if (error != 0) {
 		sc_machine_free(m);
 		return (error);
@@ -314,8 +346,12 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 
 		pc = &m->m_pcpu[i];
 		for (n = 0; n < 10000 && atomic_load(&pc->pc_ktid) == 0 &&
-		    atomic_load(&pc->pc_init_error) == 0; n++)
-			usleep(1000);
+		    atomic_load(&pc->pc_init_error) == 0; n++) {
+			if (sc__ds_active())
+				sc__ds_point();	/* the CPU boots when drawn */
+			else
+				usleep(1000);
+		}
 		if (error == 0)
 			error = atomic_load(&pc->pc_init_error);
 	}
@@ -389,6 +425,7 @@ sc_machine_free(struct sc_machine *m)
 		(void)munmap(m->m_kstack_cache[--m->m_nkstack_cache],
 		    SC_PAGE_SIZE + m->m_kstack_len);
 	(void)pthread_mutex_destroy(&m->m_list_mtx);	/* unlocked: no fail */
+	sc__ds_free(m);
 	free(m->m_pcpu);
 	free(m->m_nostop);
 	free(m);
@@ -409,6 +446,7 @@ sc_machine_destroy(struct sc_machine *m)
 	SC_KASSERT(getpid() == m->m_pid, , "machine of pid %d destroyed in "
 	    "pid %d: a machine does not survive fork(); leaking it",
 	    (int)m->m_pid, (int)getpid());
+	sc__ds_stop(m);
 	atomic_store(&m->m_dying, 1);
 	if (!sc_machine_stop_cpus(m)) {
 		for (i = 0; i < m->m_ncpu; i++) {

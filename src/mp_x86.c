@@ -176,6 +176,41 @@ out:
 }
 
 /*
+ * Deterministic mode: the IPIs pending on pc, taken at a scheduling point
+ * of its CPU pthread, as the signal handler takes them; the "interrupted"
+ * frame is the point's (rbp, rip).
+ */
+void
+sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
+{
+	struct sc_intr_frame frame;
+
+	frame.if_rip = rip;
+	frame.if_rbp = rbp;
+	frame.if_rsp = rbp;
+	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
+	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
+	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
+		sc_ipi_nmi(pc, &frame);
+		if (atomic_load(&pc->pc_ipi_pending) == 0)
+			return;
+	}
+	if (atomic_load_explicit(&pc->pc_spinlock_count,
+	    memory_order_relaxed) != 0) {
+		if (atomic_exchange_explicit(&pc->pc_intr_deferred, 1,
+		    memory_order_relaxed) == 0) {
+			SC_CNT_INC(pc->pc_machine, ipis_deferred);
+			SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED,
+			    pc->pc_cpuid, atomic_load_explicit(
+			    &pc->pc_curthread, memory_order_relaxed)->td_tid,
+			    0, 0);
+		}
+		return;
+	}
+	sc_ipi_dispatch(pc, &frame, NULL);
+}
+
+/*
  * From spinlock_exit() when interrupts come back on with an IPI pending:
  * the "interrupted" frame is spinlock_exit()'s own (rbp, rip).  Interrupts
  * stay off while it runs, so a new signal defers rather than nests.
@@ -231,6 +266,9 @@ sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td)
 	 * requester's bound and the destroyer's resend both cover.
 	 */
 	tid = atomic_load_explicit(&pc->pc_ktid, memory_order_relaxed);
+	/* Deterministic mode: the target takes it at a point (sim_det.c). */
+	if ((vectors & SC_IPI_STOP) == 0 && sc__ds_on(m))
+		return;
 	if (tid != 0 && (vectors & SC_IPI_STOP) == 0)
 		(void)syscall(SYS_tgkill, m->m_pid, tid, m->m_cfg.ipi_signo);
 	else

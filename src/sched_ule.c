@@ -209,7 +209,7 @@ sc_ule_idled(struct sc_pcpu *pc)
 			 */
 			while (atomic_load_explicit(&td->td_lock,
 			    memory_order_acquire) == &sc__blocked_lock)
-				__builtin_ia32_pause();
+				sc__cpu_spinwait();
 			sc_tdq_rem(victim, td);
 			atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
 			TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);

@@ -117,7 +117,7 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 	uint64_t start, now, spin_until, claimed;
 	uint32_t seq;
 
-	start = sc_now_ns();
+	start = sc__ds_clock();
 	spin_until = cfg->wait_strategy == SC_WAIT_SPIN ? UINT64_MAX :
 	    cfg->wait_strategy == SC_WAIT_SLEEP ? start :
 	    start + sc_stack_intr_spin_ns(m);
@@ -126,14 +126,19 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 		answer = atomic_load_explicit(&m->m_intr.si_td,
 		    memory_order_acquire);
 		if (answer != NULL) {
-			sc_stack_intr_rtt(m, sc_now_ns() - start);
+			sc_stack_intr_rtt(m, sc__ds_clock() - start);
 			return (answer);
 		}
-		now = sc_now_ns();
+		now = sc__ds_clock();
 		if (now >= deadline)
 			break;
+		if (sc__ds_active()) {
+			/* Deterministic: the target's CPU runs when drawn. */
+			sc__ds_point();
+			continue;
+		}
 		if (now < spin_until) {
-			__builtin_ia32_pause();
+			sc__cpu_spinwait();
 			continue;
 		}
 		atomic_store(&m->m_intr.si_waiting, 1);
@@ -160,8 +165,9 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 	 */
 	while ((answer = atomic_load_explicit(&m->m_intr.si_td,
 	    memory_order_acquire)) == NULL &&
-	    atomic_load(&m->m_intr.si_req) == claimed)
-		__builtin_ia32_pause();
+	    atomic_load(&m->m_intr.si_req) == claimed) {
+		sc__cpu_spinwait();
+	}
 	return (answer);
 }
 
@@ -258,7 +264,7 @@ sc_stack_save_in_time(const struct sc_machine *m, uint64_t *deadline)
 
 	if (*deadline == UINT64_MAX)
 		return (true);
-	now = sc_now_ns();
+	now = sc__ds_clock();
 	if (*deadline == 0) {
 		*deadline = m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
 		    now + (uint64_t)m->m_cfg.capture_timeout_ns;
@@ -379,7 +385,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			if (nocpu++ == 0)
 				SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(),
 				    td->td_tid, 0, 0);
-			__builtin_ia32_pause();
+			sc__cpu_spinwait();
 			sc_stack_save_relock(m, td, nocpu > 1);
 			continue;
 		}
@@ -484,4 +490,5 @@ sc__hook(struct sc_machine *m, enum sc_hook_point pt, struct sc_thread *td)
 
 	if (h != NULL)
 		h->h_fn(h->h_arg, pt, td);
+	sc__ds_point();
 }

@@ -108,7 +108,7 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
 				break;
 			}
 		}
-		__builtin_ia32_pause();
+		sc__cpu_spinwait();
 	}
 	if (error == 0)
 		sc_stack_copy(&sn->sn_buf, st);

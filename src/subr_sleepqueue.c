@@ -107,7 +107,7 @@ sc__sleepq_broadcast(const void *wchan)
 		 */
 		while (atomic_load_explicit(&td->td_lock,
 		    memory_order_acquire) == &sc__blocked_lock)
-			__builtin_ia32_pause();
+			sc__cpu_spinwait();
 		TAILQ_REMOVE(&sc->sc_threads, td, td_slpq);
 		td->td_wchan = NULL;
 		atomic_store(&td->td_wmesg, NULL);

@@ -90,13 +90,13 @@ sc__trace_fini(struct sc_machine *m)
 	m->m_trace = NULL;
 }
 
-/* Async-signal-safe: one fetch-and-add, stores, sc_now_ns() (the vDSO). */
+/* Async-signal-safe: one fetch-and-add, stores, sc__ds_clock() (the vDSO). */
 void
 sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid, uint64_t a0,
     uint64_t a1)
 {
 	struct sc_trace_slot *sl;
-	uint64_t seq, now = sc_now_ns();
+	uint64_t seq, now = sc__ds_clock();
 
 	seq = atomic_fetch_add_explicit(&tr->tr_next, 1, memory_order_relaxed);
 	sl = &tr->tr_slot[seq % tr->tr_n];

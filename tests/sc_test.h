@@ -72,6 +72,8 @@ sc_test_deadline_poll(struct sc_deadline *dl)
 {
 	struct timespec nap = { 0, 200 * 1000 };
 
+	/* Deterministic mode: let the machine run (a scheduling point). */
+	sc_maybe_yield();
 	nanosleep(&nap, NULL);
 	return (sc_deadline_passed(dl));
 }

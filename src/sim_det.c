@@ -1,0 +1,273 @@
+/*
+ * Deterministic simulation (cfg.seed != 0): one run token, a seeded choice.
+ *
+ * No kernel counterpart: this is the extension of issue 11, after
+ * FoundationDB's simulator, shuttle and loom.  The actors are the CPU
+ * pthreads (one each, whatever simulated thread runs on it) and the plain
+ * pthreads that call in.  Exactly one actor holds the run token.  At each
+ * scheduling point (sc__ds_point(): spin-lock acquire, spin and release,
+ * each wait of the capture protocol, the idle loop, sc_maybe_yield(), each
+ * hook) the holder draws the next holder from the seeded generator among
+ * the actors that wait at a point, and gives it the token.  Code between
+ * two points runs without interruption.  An IPI is not a signal: the
+ * target CPU takes it at one of its own points that the generator chooses,
+ * and walks from that point's frame.  Time is virtual: one step, one
+ * microsecond (sc__ds_now()).
+ *
+ * What this does not control: a plain pthread that first calls in at a
+ * moment of its own (its registration is a real-time event), and user code
+ * that reads real time or blocks outside the library while it holds the
+ * token.  A token that does not come back within SC_DS_STUCK_NS of real
+ * time is reported on stderr, once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sc_internal.h"
+#include "sc_futex.h"
+
+#define SC_DS_STUCK_NS	(10ull * 1000 * 1000 * 1000)
+
+/* This pthread's actor: its machine's state and its slot there. */
+static __thread struct sc_ds *sc_ds_mine SC_TLS_IE;
+static __thread int sc_ds_idx SC_TLS_IE;
+static __thread int sc_ds_inpoint SC_TLS_IE;
+
+/* splitmix64: small, and every seed, 0 aside, gives its own stream. */
+static uint64_t
+sc_ds_rand(struct sc_ds *ds)
+{
+	uint64_t z = (ds->ds_rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (z ^ (z >> 31));
+}
+
+int
+sc__ds_init(struct sc_machine *m)
+{
+	struct sc_ds *ds;
+	int i;
+
+	if (m->m_cfg.seed == 0)
+		return (0);
+	if ((ds = calloc(1, sizeof(*ds))) == NULL)
+		return (ENOMEM);
+	ds->ds_rng = m->m_cfg.seed;
+	ds->ds_m = m;
+	/* The CPUs wait for the token from the start, each at the first
+	 * point it reaches; the creator holds it. */
+	for (i = 0; i < m->m_ncpu; i++) {
+		ds->ds_actor[i].a_state = SC_DS_WAITING;
+		ds->ds_actor[i].a_cpu = i;
+	}
+	ds->ds_actor[i].a_state = SC_DS_RUNNING;
+	ds->ds_actor[i].a_cpu = -1;
+	atomic_store(&ds->ds_actor[i].a_go, 1);
+	ds->ds_cur = i;
+	atomic_store(&ds->ds_nactor, i + 1);
+	(void)pthread_mutex_init(&ds->ds_reg, NULL);
+	m->m_ds = ds;
+	sc_ds_mine = ds;
+	sc_ds_idx = i;
+	return (0);
+}
+
+/* A CPU pthread takes its slot (before its first point). */
+void
+sc__ds_cpu_attach(struct sc_pcpu *pc)
+{
+	struct sc_ds *ds = pc->pc_machine->m_ds;
+
+	if (ds == NULL)
+		return;
+	sc_ds_mine = ds;
+	sc_ds_idx = pc->pc_cpuid;
+}
+
+/* A plain pthread that calls in for the first time: a new slot, waiting. */
+static void
+sc_ds_plain_attach(struct sc_ds *ds)
+{
+	int i;
+
+	(void)pthread_mutex_lock(&ds->ds_reg);
+	i = atomic_load(&ds->ds_nactor);
+	if (i >= SC_DS_MAXACTOR) {
+		(void)pthread_mutex_unlock(&ds->ds_reg);
+		fprintf(stderr, "stackcap: deterministic mode: more than %d "
+		    "pthreads call in; this one runs uncontrolled\n",
+		    SC_DS_MAXACTOR);
+		return;
+	}
+	ds->ds_actor[i].a_cpu = -1;
+	ds->ds_actor[i].a_state = SC_DS_WAITING;
+	atomic_store(&ds->ds_nactor, i + 1);
+	(void)pthread_mutex_unlock(&ds->ds_reg);
+	SC_CNT_INC(ds->ds_m, sim_late);
+	sc_ds_mine = ds;
+	sc_ds_idx = i;
+}
+
+/* Wait until this actor holds the token (or the mode is off). */
+static void
+sc_ds_wait_token(struct sc_ds *ds, int me)
+{
+	struct sc_ds_actor *a = &ds->ds_actor[me];
+	uint64_t start = 0, now;
+
+	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0) {
+		sc__futex_wait(&a->a_go, 0, 100 * 1000 * 1000L);
+		now = sc_now_ns();
+		if (start == 0)
+			start = now;
+		else if (now - start > SC_DS_STUCK_NS &&
+		    atomic_exchange(&ds->ds_stuck, 1) == 0)
+			fprintf(stderr, "stackcap: deterministic mode: actor "
+			    "%d has waited 10 s for the run token, held by "
+			    "actor %d: does a pthread block outside the "
+			    "library while it holds it?\n", me,
+			    atomic_load(&ds->ds_cur));
+	}
+}
+
+/* Give the token from me to next, then wait for it to come back. */
+static void
+sc_ds_handoff(struct sc_ds *ds, int me, int next)
+{
+	struct sc_ds_actor *a = &ds->ds_actor[me], *b = &ds->ds_actor[next];
+
+	a->a_state = SC_DS_WAITING;
+	atomic_store(&a->a_go, 0);
+	b->a_state = SC_DS_RUNNING;
+	atomic_store(&ds->ds_cur, next);
+	atomic_store(&b->a_go, 1);
+	sc__futex_wake(&b->a_go, 1);
+	sc_ds_wait_token(ds, me);
+}
+
+/* The IPIs pending on this CPU, taken at this point if the draw says so. */
+static void
+sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
+{
+	struct sc_pcpu *pc;
+	int cpu = ds->ds_actor[me].a_cpu;
+
+	if (cpu < 0)
+		return;
+	pc = &ds->ds_m->m_pcpu[cpu];
+	if (atomic_load(&pc->pc_ipi_pending) == 0 ||
+	    atomic_load(&pc->pc_curthread) == NULL)
+		return;
+	if ((sc_ds_rand(ds) & 1) == 0)
+		return;			/* later: at another point */
+	sc__ipi_poll(pc, rbp, rip);
+}
+
+void
+sc__ds_point_at(uintptr_t rbp, uintptr_t rip)
+{
+	struct sc_ds *ds = sc_ds_mine;
+	int me, n, i, k, nwait;
+
+	if (ds == NULL || sc_ds_inpoint || atomic_load(&ds->ds_off))
+		return;
+	sc_ds_inpoint = 1;
+	me = sc_ds_idx;
+	/* A CPU's first point, or a plain pthread's first call. */
+	sc_ds_wait_token(ds, me);
+	ds->ds_step++;
+	SC_CNT_INC(ds->ds_m, sim_steps);
+	/* Draw among me and the actors that wait at a point. */
+	n = atomic_load(&ds->ds_nactor);
+	for (nwait = 1, i = 0; i < n; i++)
+		if (i != me && ds->ds_actor[i].a_state == SC_DS_WAITING)
+			nwait++;
+	k = (int)(sc_ds_rand(ds) % (uint64_t)nwait);
+	for (i = 0; k > 0 && i < n; i++) {
+		if (i == me || ds->ds_actor[i].a_state != SC_DS_WAITING)
+			continue;
+		if (--k == 0)
+			break;
+	}
+	if (k == 0 && i < n && i != me)
+		sc_ds_handoff(ds, me, i);
+	sc_ds_poll_ipi(ds, me, rbp, rip);
+	sc_ds_inpoint = 0;
+}
+
+void
+sc__ds_point(void)
+{
+	struct sc_ds *ds = sc_ds_mine;
+
+	if (ds == NULL)
+		return;
+	sc__ds_point_at((uintptr_t)__builtin_frame_address(0),
+	    (uintptr_t)__builtin_return_address(0));
+}
+
+/* The first call of a plain pthread into a deterministic machine. */
+void
+sc__ds_enter(struct sc_machine *m)
+{
+	if (m->m_ds == NULL || sc_ds_mine == m->m_ds ||
+	    atomic_load(&m->m_ds->ds_off))
+		return;
+	if (sc__pcpu_get() != NULL)
+		return;
+	sc_ds_plain_attach(m->m_ds);
+	sc__ds_point();
+}
+
+/* This pthread is an actor of a deterministic machine that runs. */
+bool
+sc__ds_active(void)
+{
+	struct sc_ds *ds = sc_ds_mine;
+
+	return (ds != NULL && atomic_load_explicit(&ds->ds_off,
+	    memory_order_relaxed) == 0);
+}
+
+/*
+ * The clock of the library's bounds and of the trace: virtual (a step, a
+ * microsecond) for an actor of a deterministic machine, else
+ * CLOCK_MONOTONIC.  Async-signal-safe.
+ */
+uint64_t
+sc__ds_clock(void)
+{
+	return (sc__ds_active() ? sc_ds_mine->ds_step * 1000 : sc_now_ns());
+}
+
+/* At destroy: every actor runs free from now on. */
+void
+sc__ds_stop(struct sc_machine *m)
+{
+	struct sc_ds *ds = m->m_ds;
+	int i, n;
+
+	if (ds == NULL)
+		return;
+	atomic_store(&ds->ds_off, 1);
+	n = atomic_load(&ds->ds_nactor);
+	for (i = 0; i < n; i++) {
+		atomic_store(&ds->ds_actor[i].a_go, 1);
+		sc__futex_wake(&ds->ds_actor[i].a_go, 1);
+	}
+	if (sc_ds_mine == ds)
+		sc_ds_mine = NULL;
+}
+
+void
+sc__ds_free(struct sc_machine *m)
+{
+	if (m->m_ds == NULL)
+		return;
+	(void)pthread_mutex_destroy(&m->m_ds->ds_reg);
+	free(m->m_ds);
+	m->m_ds = NULL;
+}

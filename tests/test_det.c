@@ -1,0 +1,221 @@
+/*
+ * Deterministic simulation (cfg.seed, STACKCAP_SEED; src/sim_det.c): the
+ * same seed gives the same run, event for event; other seeds give other
+ * interleavings; the environment overrides the config; virtual time.
+ *
+ * The body is a 3-thread capture: two spinners in a call chain of their
+ * own on two CPUs, and the test thread (a plain pthread) that captures
+ * each in turn.  A run's signature folds in every trace event (its
+ * virtual time, CPU, thread, event and arguments, but the one argument
+ * that is an address: IPI_RECEIVED's rbp) and every capture's result.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sc_test.h"
+
+#define NSEEDS		100
+#define NCAPTURES	4
+#define NEVENTS		8192
+
+static atomic_int det_stop, det_started;
+
+static SC_NOIPA void
+det_spin_c(void)
+{
+	atomic_fetch_add(&det_started, 1);
+	while (!atomic_load(&det_stop))
+		sc_maybe_yield();
+	SC_BARRIER();
+}
+
+static SC_NOIPA void
+det_spin_b(void)
+{
+	det_spin_c();
+	SC_BARRIER();
+}
+
+static SC_NOIPA void
+det_spin(void *arg)
+{
+	(void)arg;
+	det_spin_b();
+	SC_BARRIER();
+}
+
+static uint64_t
+det_fold(uint64_t h, uint64_t v)
+{
+	return ((h ^ v) * 1099511628211ull);	/* FNV-1a, a word at a time */
+}
+
+struct det_run {
+	uint64_t	sig;		/* the signature */
+	uint64_t	steps;		/* counters' sim_steps */
+	int		errors;		/* captures that did not return 0 */
+	int		wrong;		/* captures without det_spin_c */
+};
+
+static struct sc_trace_record det_rec[NEVENTS];
+static const char *const det_chain[] = { "det_spin_c", "det_spin_b",
+    "det_spin" };
+
+/* One run of the body on a machine of this config. */
+static void
+det_body(const struct sc_machine_config *cfg, struct det_run *r)
+{
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *td[2];
+	struct sc_stack st;
+	struct sc_counters c;
+	uint64_t h = 1469598103934665603ull, a0;
+	size_t n, j, k;
+	int i, error;
+
+	memset(r, 0, sizeof(*r));
+	atomic_store(&det_stop, 0);
+	atomic_store(&det_started, 0);
+	assert_int_equal(sc_machine_create(cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "det", &p), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(sc_thread_create(p, "spin", det_spin, NULL,
+		    &td[i]), 0);
+	/* A thread that never ran has an empty stack (and 0): wait until
+	 * both are in their chains.  The wait is a scheduling point. */
+	SC_WAIT_FOR(atomic_load(&det_started) == 2);
+	for (k = 0; k < NCAPTURES; k++) {
+		for (i = 0; i < 2; i++) {
+			sc_proc_lock(p);
+			sc_thread_lock(td[i]);
+			error = sc_stack_save_td(&st, td[i]);
+			sc_thread_unlock(td[i]);
+			sc_proc_unlock(p);
+			h = det_fold(h, (uint64_t)error);
+			h = det_fold(h, st.depth);
+			if (error != 0)
+				r->errors++;
+			else if (!sc_test_stack_has_chain(&st, det_chain, 3))
+				r->wrong++;
+		}
+	}
+	atomic_store(&det_stop, 1);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(sc_thread_join(td[i]), 0);
+	sc_machine_counters(m, &c);
+	r->steps = c.sim_steps;
+	n = sc_trace_snapshot(m, det_rec, NEVENTS);
+	/* A deterministic run fits whole; a real one spins as it likes. */
+	if (r->steps > 0)
+		assert_true(n < NEVENTS);
+	for (j = 0; j < n; j++) {
+		a0 = det_rec[j].event == SC_TRACE_IPI_RECEIVED ? 0 :
+		    det_rec[j].arg0;
+		h = det_fold(h, det_rec[j].ts_ns);
+		h = det_fold(h, (uint64_t)det_rec[j].cpu);
+		h = det_fold(h, (uint64_t)det_rec[j].tid);
+		h = det_fold(h, (uint64_t)det_rec[j].event);
+		h = det_fold(h, a0);
+		h = det_fold(h, det_rec[j].arg1);
+	}
+	r->sig = h;
+	sc_machine_destroy(m);
+}
+
+static void
+det_config(struct sc_machine_config *cfg, uint64_t seed)
+{
+	sc_machine_config_init(cfg);
+	cfg->ncpu = 2;
+	cfg->seed = seed;
+	cfg->trace_events = NEVENTS;
+}
+
+static int
+det_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+/*
+ * 100 seeds, each run twice: the same signature (every event at the same
+ * virtual time, the same capture results); every capture right; the seeds
+ * between them give many interleavings, not one.
+ */
+static void
+test_same_seed_same_run(void **state)
+{
+	struct sc_machine_config cfg;
+	struct det_run a, b;
+	uint64_t sigs[NSEEDS];
+	uint64_t seed;
+	int distinct, i;
+
+	(void)state;
+	for (i = 0; i < NSEEDS; i++) {
+		seed = (uint64_t)i + 1;
+		det_config(&cfg, seed);
+		det_body(&cfg, &a);
+		det_body(&cfg, &b);
+		if (a.sig != b.sig)
+			fail_msg("STACKCAP_SEED=%" PRIu64 ": two runs differ "
+			    "(%016" PRIx64 ", %016" PRIx64 ")", seed, a.sig,
+			    b.sig);
+		assert_int_equal(a.steps, b.steps);
+		assert_true(a.steps > 0);
+		if (a.errors != 0 || a.wrong != 0)
+			fail_msg("STACKCAP_SEED=%" PRIu64 ": %d captures "
+			    "failed, %d without the chain", seed, a.errors,
+			    a.wrong);
+		sigs[i] = a.sig;
+	}
+	qsort(sigs, NSEEDS, sizeof(sigs[0]), det_cmp);
+	for (distinct = 1, i = 1; i < NSEEDS; i++)
+		if (sigs[i] != sigs[i - 1])
+			distinct++;
+	print_message("%d distinct runs of %d seeds\n", distinct, NSEEDS);
+	assert_true(distinct >= NSEEDS / 2);
+}
+
+/* STACKCAP_SEED replaces cfg.seed; seed 0 (no variable) is real. */
+static void
+test_env_seed(void **state)
+{
+	struct sc_machine_config cfg;
+	struct det_run a, b, real;
+
+	(void)state;
+	det_config(&cfg, 0);
+	det_body(&cfg, &real);
+	assert_int_equal(real.steps, 0);	/* real concurrency */
+	setenv("STACKCAP_SEED", "0x2a", 1);
+	det_body(&cfg, &a);
+	det_config(&cfg, 42);
+	unsetenv("STACKCAP_SEED");
+	det_body(&cfg, &b);
+	assert_true(a.steps > 0);
+	assert_true(a.sig == b.sig);		/* 0x2a is seed 42 */
+	setenv("STACKCAP_SEED", "forty-two", 1);	/* said once, ignored */
+	det_config(&cfg, 0);
+	det_body(&cfg, &real);
+	unsetenv("STACKCAP_SEED");
+	assert_int_equal(real.steps, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_seed_same_run),
+		cmocka_unit_test(test_env_seed),
+	};
+
+	/* The suite's own seed must not leak into these. */
+	unsetenv("STACKCAP_SEED");
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
