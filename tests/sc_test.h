@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
@@ -408,6 +409,36 @@ sc_test_spawn_ithread(const char *name, void (*fn)(void *), void *arg)
 	assert_int_equal(sc_ithread_create(tp, name, fn, arg, &td), 0);
 	assert_non_null(td);
 	return (td);
+}
+
+/*
+ * sc_test_seeds(body, arg, n): run body(seed, arg) in deterministic mode
+ * for the seeds 1..n, or only for STACKCAP_SEED when it is set (the
+ * replay); body returns 0, or nonzero for a failure, which fails the test
+ * at the first failing seed with the command that replays it.  body uses
+ * the seed as cfg.seed (STACKCAP_SEED would override it anyway).  Returns
+ * how many seeds ran.  Test thread only.
+ */
+static inline int
+sc_test_seeds(int (*body)(uint64_t seed, void *arg), void *arg, int n)
+{
+	const char *env = getenv("STACKCAP_SEED");
+	uint64_t seed, last;
+	int ran = 0;
+
+	seed = 1;
+	last = (uint64_t)n;
+	if (env != NULL && *env != '\0')
+		seed = last = strtoull(env, NULL, 0);
+	for (; seed <= last; seed++, ran++) {
+		if (body(seed, arg) == 0)
+			continue;
+		print_error("ERROR: seed %ju failed; replay it with\n"
+		    "  STACKCAP_SEED=%ju %s\n", (uintmax_t)seed,
+		    (uintmax_t)seed, program_invocation_name);
+		_fail(__FILE__, __LINE__);
+	}
+	return (ran);
 }
 
 #endif /* !SC_TEST_H */
