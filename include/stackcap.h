@@ -361,6 +361,11 @@ struct sc_counters {
 	uint64_t	nmis_answered;	/* ... handlers that answered */
 	uint64_t	nmi_eagain;	/* ... EAGAIN: depth 0 (user mode,
 					   interrupts disabled, no chain) */
+	/* --- stackcap 0.4 --- */
+	uint64_t	thread_allocs;	/* thread structs allocated anew
+					   (idle threads included) */
+	uint64_t	thread_reuses;	/* thread structs taken again from
+					   the thread zone (reaped, joined) */
 };
 
 /*
@@ -437,7 +442,8 @@ SC_EXTERN int	sc_proc_pid(const struct sc_proc *p);
 SC_EXTERN const char *sc_proc_comm(const struct sc_proc *p);
 
 /*
- * The threads of p, in creation order, exited ones included: as
+ * The threads of p, in creation order, exited ones included until they are
+ * joined (see "The lifetime of a struct sc_thread" below): as
  * sc_machine_procs().  Context: any thread.
  */
 SC_EXTERN void	sc_proc_threads(struct sc_proc *p, struct sc_thread **out,
@@ -462,6 +468,22 @@ SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
  */
 SC_EXTERN int	sc_thread_create(struct sc_proc *p, const char *name,
 		    void (*fn)(void *), void *arg, struct sc_thread **tdp);
+
+/*
+ * The lifetime of a struct sc_thread (the kernel's thread_zone in
+ * sys/kern/kern_thread.c: type-stable memory, reused for new threads).  A
+ * thread pointer from sc_thread_create() or sc_ithread_create() names that
+ * thread until sc_thread_join() on it returns 0.  Then the struct goes back
+ * to its machine's thread zone, and a later create, of any proc of the
+ * machine, may take it again: the same pointer then names a new thread,
+ * with its own tid, proc, name, stack and generation (sc_thread_gen()).
+ * So join a thread once (concurrent joins of it all return 0), and do not
+ * use the pointer after its join returned.  A thread that is never joined
+ * keeps its struct, "exited", until sc_machine_destroy().  The memory is
+ * never freed before that (type-stable): a stale pointer reads a thread,
+ * maybe another one, never freed memory.  This is what makes the proc lock
+ * necessary to capture a running thread (SC_MISTAKE_NO_PROC_LOCK).
+ */
 
 /*
  * Create an interrupt thread: it waits for its first run (TDI_IWAIT) until
@@ -495,13 +517,19 @@ SC_EXTERN const char *sc_thread_name(const struct sc_thread *td);
 SC_EXTERN const char *sc_thread_wmesg(const struct sc_thread *td); /* or NULL */
 SC_EXTERN struct sc_proc *sc_thread_proc(const struct sc_thread *td);
 SC_EXTERN int	sc_thread_exited(const struct sc_thread *td);
+/* The generation of td's struct: 1 for its first thread, one more at each
+ * reuse.  Context: any. */
+SC_EXTERN unsigned int sc_thread_gen(const struct sc_thread *td);
 /* The idle thread of a CPU.  Context: any. */
 SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
 		    int cpu);
 
 /* Wait until td has exited.  Returns 0; EDEADLK if td is the caller;
  * EINVAL if td never exits: an idle thread, or a thread parked by a
- * KASSERT (also when it is parked while we wait).
+ * KASSERT (also when it is parked while we wait).  Once it returned 0, td
+ * may be reused for a new thread (the lifetime of a struct sc_thread,
+ * above): the last of the joins under way gives it back to the thread
+ * zone.  Takes td's proc lock to unlink it, unless the caller holds it.
  * Context: any thread (a simulated thread sleeps). */
 SC_EXTERN int	sc_thread_join(struct sc_thread *td);
 
@@ -610,6 +638,10 @@ enum sc_trace_event {
 	SC_TRACE_CAPTURE_DONE,	/* requester; tid target; a0 error; a1 depth */
 	SC_TRACE_SWITCH,	/* cpu; tid old thread; a0 new thread's tid */
 	SC_TRACE_STATE,		/* tid; a0 old state; a1 new state */
+	SC_TRACE_THREAD_REUSE,	/* creator; tid the new thread; a0 the tid
+				   of the struct's previous thread; a1 the
+				   struct's generation (sc_thread_gen()) */
+	SC_TRACE_SWAP,		/* tid; a0 1 swapped out, 0 swapped in */
 	SC_TRACE_NEVENTS
 };
 

@@ -267,6 +267,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	sc__spin_init(&m->m_sched_lock, "sched lock");
 	sc__spin_init(&m->m_nmi.sn_lock, "nmi lock");
 	TAILQ_INIT(&m->m_runq);
+	TAILQ_INIT(&m->m_thread_free);
 	(void)pthread_mutex_init(&m->m_list_mtx, NULL); /* default: no fail */
 	m->m_procs_tail = &m->m_procs;
 	m->m_nextpid = SC_IDLE_PID;
@@ -357,26 +358,33 @@ sc_machine_stop_cpus(struct sc_machine *m)
 }
 
 static void
+sc_machine_free_threads(struct sc_threadq *q)
+{
+	struct sc_thread *td, *tdnext;
+
+	TAILQ_FOREACH_SAFE(td, q, td_plist, tdnext) {
+		if (td->td_kstack_map != NULL) {
+			sc__san_unpoison(td->td_kstack);
+			(void)munmap(td->td_kstack_map, td->td_kstack_maplen);
+		}
+		sc__ustack_free(td);
+		sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
+		free(td);
+	}
+}
+
+static void
 sc_machine_free(struct sc_machine *m)
 {
 	struct sc_proc *p, *pnext;
-	struct sc_thread *td, *tdnext;
 
 	for (p = m->m_procs; p != NULL; p = pnext) {
 		pnext = p->p_next;
-		for (td = p->p_threads; td != NULL; td = tdnext) {
-			tdnext = td->td_plist;
-			if (td->td_kstack_map != NULL) {
-				sc__san_unpoison(td->td_kstack);
-				(void)munmap(td->td_kstack_map,
-				    td->td_kstack_maplen);
-			}
-			sc__ustack_free(td);
-			sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
-			free(td);
-		}
+		sc_machine_free_threads(&p->p_threads);
 		free(p);
 	}
+	/* The thread zone: its structs are on no proc's list. */
+	sc_machine_free_threads(&m->m_thread_free);
 	sc__trace_fini(m);
 	sc_machine_set_hook(m, NULL, NULL);
 	while (m->m_hooks_old != NULL) {

@@ -52,6 +52,8 @@ static const char *const sc_trace_names[SC_TRACE_NEVENTS] = {
 	[SC_TRACE_CAPTURE_DONE] = "CAPTURE_DONE",
 	[SC_TRACE_SWITCH] = "SWITCH",
 	[SC_TRACE_STATE] = "STATE",
+	[SC_TRACE_THREAD_REUSE] = "THREAD_REUSE",
+	[SC_TRACE_SWAP] = "SWAP",
 };
 
 static const char *const sc_state_names[] = {
@@ -320,6 +322,18 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 	case SC_TRACE_STATE:
 		snprintf(buf, len, "td %d: %s -> %s", r->tid,
 		    sc_statename(r->arg0), sc_statename(r->arg1));
+		break;
+	case SC_TRACE_THREAD_REUSE:
+		sc_trace_actor(r, false, who, sizeof(who));
+		snprintf(buf, len, "%s: thread_alloc(): td %d takes the struct "
+		    "of td %" PRIu64 " (reaped, joined) from thread_zone, "
+		    "generation %" PRIu64, who, r->tid, r->arg0, r->arg1);
+		break;
+	case SC_TRACE_SWAP:
+		snprintf(buf, len, "td %d: %s", r->tid, r->arg0 != 0 ?
+		    "vm_thread_swapout(): kernel stack swapped out (unmapped), "
+		    "TDI_SWAPPED" : "vm_thread_swapin(): kernel stack swapped "
+		    "in");
 		break;
 	default:
 		snprintf(buf, len, "event %d", r->event);
