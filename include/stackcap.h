@@ -295,6 +295,15 @@ struct sc_machine_config {
  * - SC_MISTAKE_STALE_ANSWER: the answer word is not cleared before the IPI
  *   (kib: "Don't you need to clear intr_pending before ipi ?"): an earlier
  *   answer is taken as this capture's, with its stack.
+ * - SC_MISTAKE_NO_PROC_LOCK: a running target may be captured without its
+ *   proc lock (mjg: "since thread lock is dropped nothing prevents the
+ *   target thread from exiting and getting reallocated", and "can the
+ *   thread become swapped after the lock is dropped"): while the
+ *   requester waits with the thread lock dropped, the target may exit and
+ *   its struct be reused by a new thread, whose stack the answer (the same
+ *   pointer) then passes off as the target's; or the target may stop
+ *   running and be swapped out, which the requester finds on the relock
+ *   (a KASSERT: the kernel would walk the unmapped stack and fault).
  * - SC_MISTAKE_SPIN_HELD: the caller may hold another spin lock: if the
  *   target needs it, its CPU spins with interrupts disabled and never takes
  *   the IPI (mjg: "callers should be required to not have interrupts
@@ -305,6 +314,7 @@ struct sc_machine_config {
  * refuse capture_timeout_ns = 0 (EINVAL).
  */
 #define SC_MISTAKE_STALE_ANSWER		0x0001u
+#define SC_MISTAKE_NO_PROC_LOCK		0x0002u
 #define SC_MISTAKE_SPIN_HELD		0x0004u
 #define SC_MISTAKE_HOLD_THREAD_LOCK	0x0008u
 
@@ -458,6 +468,22 @@ SC_EXTERN void	sc_proc_threads(struct sc_proc *p, struct sc_thread **out,
 SC_EXTERN void	sc_proc_lock(struct sc_proc *p);
 SC_EXTERN void	sc_proc_unlock(struct sc_proc *p);
 SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
+
+/*
+ * The lifetime of a struct sc_thread (the kernel's thread_zone in
+ * sys/kern/kern_thread.c: type-stable memory, reused for new threads).  A
+ * thread pointer from sc_thread_create() or sc_ithread_create() names that
+ * thread until sc_thread_join() on it returns 0.  Then the struct goes back
+ * to its machine's thread zone, and a later create, of any proc of the
+ * machine, may take it again: the same pointer then names a new thread,
+ * with its own tid, proc, name, stack and generation (sc_thread_gen()).
+ * So join a thread once (concurrent joins of it all return 0), and do not
+ * use the pointer after its join returned.  A thread that is never joined
+ * keeps its struct, "exited", until sc_machine_destroy().  The memory is
+ * never freed before that (type-stable): a stale pointer reads a thread,
+ * maybe another one, never freed memory.  This is what makes the proc lock
+ * necessary to capture a running thread (SC_MISTAKE_NO_PROC_LOCK).
+ */
 
 /*
  * Create a thread of p that runs fn(arg) on a kernel stack of its own; it is
@@ -732,8 +758,10 @@ SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
  *   ESRCH      td has exited;
  *   EOPNOTSUPP td is running and cfg.arch is SC_ARCH_ARM64 (curthread
  *              too), as the kernel's stack_save_td() on arm64.
- * KASSERTs (EINVAL): thread lock not held, td swapped, proc lock not held
- * while td is running, another spin lock held, a capture from a hook
+ * KASSERTs (EINVAL): thread lock not held, td swapped (also when found so
+ * after the thread lock was dropped, which only SC_MISTAKE_NO_PROC_LOCK
+ * allows), proc lock not held while td is running (unless
+ * SC_MISTAKE_NO_PROC_LOCK), another spin lock held, a capture from a hook
  * inside a capture of the same machine, a running td of a machine made
  * before fork().  Context: any thread but a signal handler.
  */

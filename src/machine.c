@@ -238,7 +238,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
 	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
 	    cfg->wait_strategy > SC_WAIT_SLEEP ||
-	    (cfg->mistakes & ~(SC_MISTAKE_STALE_ANSWER | SC_MISTAKE_SPIN_HELD |
+	    (cfg->mistakes & ~(SC_MISTAKE_STALE_ANSWER |
+	    SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD |
 	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 ||
 	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64) ||
 	    (cfg->sched != SC_SCHED_ULE && cfg->sched != SC_SCHED_4BSD) ||
@@ -348,7 +349,7 @@ sc_machine_stop_cpus(struct sc_machine *m)
 			atomic_fetch_add(&pc->pc_idle_futex, 1);
 			sc__futex_wake(&pc->pc_idle_futex, 1);
 			if (atomic_load(&pc->pc_curthread) != pc->pc_idlethread)
-				sc__ipi_cpu(pc, SC_IPI_STOP, NULL);
+				sc__ipi_cpu(pc, SC_IPI_STOP, 0);
 		}
 		if (all)
 			return (true);

@@ -521,7 +521,7 @@ int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);
 void	sc__ipi_cpu_fini(struct sc_pcpu *pc);
-void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td);
+void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid);
 void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 bool	sc__ipi_handler_ours(int signo);
 
