@@ -300,6 +300,15 @@ struct sc_machine_config {
  * - SC_MISTAKE_STALE_ANSWER: the answer word is not cleared before the IPI
  *   (kib: "Don't you need to clear intr_pending before ipi ?"): an earlier
  *   answer is taken as this capture's, with its stack.
+ * - SC_MISTAKE_NO_PROC_LOCK: a running target may be captured without its
+ *   proc lock (mjg: "since thread lock is dropped nothing prevents the
+ *   target thread from exiting and getting reallocated", and "can the
+ *   thread become swapped after the lock is dropped"): while the
+ *   requester waits with the thread lock dropped, the target may exit and
+ *   its struct be reused by a new thread, whose stack the answer (the same
+ *   pointer) then passes off as the target's; or the target may stop
+ *   running and be swapped out, which the requester finds on the relock
+ *   (a KASSERT: the kernel would walk the unmapped stack and fault).
  * - SC_MISTAKE_SPIN_HELD: the caller may hold another spin lock: if the
  *   target needs it, its CPU spins with interrupts disabled and never takes
  *   the IPI (mjg: "callers should be required to not have interrupts
@@ -310,6 +319,7 @@ struct sc_machine_config {
  * refuse capture_timeout_ns = 0 (EINVAL).
  */
 #define SC_MISTAKE_STALE_ANSWER		0x0001u
+#define SC_MISTAKE_NO_PROC_LOCK		0x0002u
 #define SC_MISTAKE_SPIN_HELD		0x0004u
 #define SC_MISTAKE_HOLD_THREAD_LOCK	0x0008u
 
@@ -367,6 +377,10 @@ struct sc_counters {
 	uint64_t	nmi_eagain;	/* ... EAGAIN: depth 0 (user mode,
 					   interrupts disabled, no chain) */
 	/* --- stackcap 0.4 --- */
+	uint64_t	thread_allocs;	/* thread structs allocated anew
+					   (idle threads included) */
+	uint64_t	thread_reuses;	/* thread structs taken again from
+					   the thread zone (reaped, joined) */
 	uint64_t	sim_steps;	/* deterministic mode: scheduling
 					   points passed (virtual time, one
 					   microsecond each) */
@@ -449,7 +463,8 @@ SC_EXTERN int	sc_proc_pid(const struct sc_proc *p);
 SC_EXTERN const char *sc_proc_comm(const struct sc_proc *p);
 
 /*
- * The threads of p, in creation order, exited ones included: as
+ * The threads of p, in creation order, exited ones included until they are
+ * joined (see "The lifetime of a struct sc_thread" below): as
  * sc_machine_procs().  Context: any thread.
  */
 SC_EXTERN void	sc_proc_threads(struct sc_proc *p, struct sc_thread **out,
@@ -466,6 +481,22 @@ SC_EXTERN void	sc_proc_unlock(struct sc_proc *p);
 SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
 
 /*
+ * The lifetime of a struct sc_thread (the kernel's thread_zone in
+ * sys/kern/kern_thread.c: type-stable memory, reused for new threads).  A
+ * thread pointer from sc_thread_create() or sc_ithread_create() names that
+ * thread until sc_thread_join() on it returns 0.  Then the struct goes back
+ * to its machine's thread zone, and a later create, of any proc of the
+ * machine, may take it again: the same pointer then names a new thread,
+ * with its own tid, proc, name, stack and generation (sc_thread_gen()).
+ * So join a thread once (concurrent joins of it all return 0), and do not
+ * use the pointer after its join returned.  A thread that is never joined
+ * keeps its struct, "exited", until sc_machine_destroy().  The memory is
+ * never freed before that (type-stable): a stale pointer reads a thread,
+ * maybe another one, never freed memory.  This is what makes the proc lock
+ * necessary to capture a running thread (SC_MISTAKE_NO_PROC_LOCK).
+ */
+
+/*
  * Create a thread of p that runs fn(arg) on a kernel stack of its own; it is
  * runnable at once.  When fn returns, the thread exits.  name is copied
  * (truncated to 31 chars).  Returns 0, EINVAL, ENOMEM (also when the
@@ -474,6 +505,22 @@ SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
  */
 SC_EXTERN int	sc_thread_create(struct sc_proc *p, const char *name,
 		    void (*fn)(void *), void *arg, struct sc_thread **tdp);
+
+/*
+ * The lifetime of a struct sc_thread (the kernel's thread_zone in
+ * sys/kern/kern_thread.c: type-stable memory, reused for new threads).  A
+ * thread pointer from sc_thread_create() or sc_ithread_create() names that
+ * thread until sc_thread_join() on it returns 0.  Then the struct goes back
+ * to its machine's thread zone, and a later create, of any proc of the
+ * machine, may take it again: the same pointer then names a new thread,
+ * with its own tid, proc, name, stack and generation (sc_thread_gen()).
+ * So join a thread once (concurrent joins of it all return 0), and do not
+ * use the pointer after its join returned.  A thread that is never joined
+ * keeps its struct, "exited", until sc_machine_destroy().  The memory is
+ * never freed before that (type-stable): a stale pointer reads a thread,
+ * maybe another one, never freed memory.  This is what makes the proc lock
+ * necessary to capture a running thread (SC_MISTAKE_NO_PROC_LOCK).
+ */
 
 /*
  * Create an interrupt thread: it waits for its first run (TDI_IWAIT) until
@@ -507,13 +554,19 @@ SC_EXTERN const char *sc_thread_name(const struct sc_thread *td);
 SC_EXTERN const char *sc_thread_wmesg(const struct sc_thread *td); /* or NULL */
 SC_EXTERN struct sc_proc *sc_thread_proc(const struct sc_thread *td);
 SC_EXTERN int	sc_thread_exited(const struct sc_thread *td);
+/* The generation of td's struct: 1 for its first thread, one more at each
+ * reuse.  Context: any. */
+SC_EXTERN unsigned int sc_thread_gen(const struct sc_thread *td);
 /* The idle thread of a CPU.  Context: any. */
 SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
 		    int cpu);
 
 /* Wait until td has exited.  Returns 0; EDEADLK if td is the caller;
  * EINVAL if td never exits: an idle thread, or a thread parked by a
- * KASSERT (also when it is parked while we wait).
+ * KASSERT (also when it is parked while we wait).  Once it returned 0, td
+ * may be reused for a new thread (the lifetime of a struct sc_thread,
+ * above): the last of the joins under way gives it back to the thread
+ * zone.  Takes td's proc lock to unlink it, unless the caller holds it.
  * Context: any thread (a simulated thread sleeps). */
 SC_EXTERN int	sc_thread_join(struct sc_thread *td);
 
@@ -624,6 +677,10 @@ enum sc_trace_event {
 	SC_TRACE_CAPTURE_DONE,	/* requester; tid target; a0 error; a1 depth */
 	SC_TRACE_SWITCH,	/* cpu; tid old thread; a0 new thread's tid */
 	SC_TRACE_STATE,		/* tid; a0 old state; a1 new state */
+	SC_TRACE_THREAD_REUSE,	/* creator; tid the new thread; a0 the tid
+				   of the struct's previous thread; a1 the
+				   struct's generation (sc_thread_gen()) */
+	SC_TRACE_SWAP,		/* tid; a0 1 swapped out, 0 swapped in */
 	SC_TRACE_NEVENTS
 };
 
@@ -714,8 +771,10 @@ SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
  *   ESRCH      td has exited;
  *   EOPNOTSUPP td is running and cfg.arch is SC_ARCH_ARM64 (curthread
  *              too), as the kernel's stack_save_td() on arm64.
- * KASSERTs (EINVAL): thread lock not held, td swapped, proc lock not held
- * while td is running, another spin lock held, a capture from a hook
+ * KASSERTs (EINVAL): thread lock not held, td swapped (also when found so
+ * after the thread lock was dropped, which only SC_MISTAKE_NO_PROC_LOCK
+ * allows), proc lock not held while td is running (unless
+ * SC_MISTAKE_NO_PROC_LOCK), another spin lock held, a capture from a hook
  * inside a capture of the same machine, a running td of a machine made
  * before fork().  Context: any thread but a signal handler.
  */

@@ -45,7 +45,7 @@ sc_proc_create(struct sc_machine *m, const char *comm, struct sc_proc **pp)
 	p->p_machine = m;
 	snprintf(p->p_comm, sizeof(p->p_comm), "%s", comm);
 	sc__mtx_init(&p->p_mtx, "proc lock", &m->m_cnt.proc_lock_waits);
-	p->p_threads_tail = &p->p_threads;
+	TAILQ_INIT(&p->p_threads);
 	sc__host_lock(&m->m_list_mtx);
 	p->p_pid = m->m_nextpid++;
 	*m->m_procs_tail = p;
@@ -83,21 +83,31 @@ sc_proc_threads(struct sc_proc *p, struct sc_thread **out, size_t max,
 	size_t i = 0;
 
 	sc__host_lock(&p->p_machine->m_list_mtx);
-	for (td = p->p_threads; td != NULL; td = td->td_plist, i++)
+	TAILQ_FOREACH(td, &p->p_threads, td_plist) {
 		if (i < max)
 			out[i] = td;
+		i++;
+	}
 	sc__host_unlock(&p->p_machine->m_list_mtx);
 	*n = i;
 }
 
-/* The thread after td in p's list (the first when td is NULL). */
+/*
+ * The thread after td in p's list (the first when td is NULL).  The
+ * caller holds the proc lock, so td stays in the list between two calls:
+ * a joined thread leaves it only with the proc lock held
+ * (sc_thread_zone_put()), and its struct moves to another proc only after
+ * that.
+ */
 static struct sc_thread *
 sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
 {
 	struct sc_thread *next;
 
+	SC_MTX_ASSERT_OWNED(&p->p_mtx, NULL);
 	sc__host_lock(&p->p_machine->m_list_mtx);
-	next = td == NULL ? p->p_threads : td->td_plist;
+	next = td == NULL ? TAILQ_FIRST(&p->p_threads) :
+	    TAILQ_NEXT(td, td_plist);
 	sc__host_unlock(&p->p_machine->m_list_mtx);
 	return (next);
 }
@@ -153,10 +163,14 @@ sc_proc_last_tid(struct sc_proc *p)
 }
 
 /* One thread's entry, captured with the proc lock and its thread lock
- * held, as the kernel does; the caller fills in the rest unlocked. */
+ * held, as the kernel does; the tid and name too: once the proc lock is
+ * dropped, td may exit, be joined and be reused.  The caller fills in the
+ * rest unlocked. */
 static void
 sc_proc_kstack_one(struct sc_thread *td, struct sc_kstack *kk)
 {
+	kk->tid = atomic_load(&td->td_tid);
+	snprintf(kk->tdname, sizeof(kk->tdname), "%s", td->td_name);
 	sc_thread_lock(td);
 	if (TD_IS_SWAPPED(td)) {
 		kk->state = SC_KKST_STATE_SWAPPED;
@@ -230,9 +244,9 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 				    i * elsize);
 				memset((char *)kk + SC__KSTACK_SIZE_V0, 0,
 				    known - SC__KSTACK_SIZE_V0);
-				kk->tid = td->td_tid;
+				kk->tid = one.tid;
 				snprintf(kk->tdname, sizeof(kk->tdname), "%s",
-				    td->td_name);
+				    one.tdname);
 				kk->state = one.state;
 				sc_stack_copy(&one.stack, &kk->stack);
 			}

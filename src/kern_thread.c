@@ -2,7 +2,8 @@
  * Threads: creation, the kernel stacks, exit and reaping, join, parking,
  * and the thread accessors.
  *
- * Kernel counterparts: sys/kern/kern_thread.c (thread_alloc(),
+ * Kernel counterparts: sys/kern/kern_thread.c (thread_alloc() from
+ * thread_zone, thread_ctor(), thread_free(), thread_link()/thread_unlink(),
  * thread_exit(), thread_stash()/thread_reap(), thread_suspend_one()),
  * sys/kern/kern_fork.c (fork_exit()), sys/vm/vm_glue.c (kernel stacks and
  * their cache, vm_thread_new()), sys/kern/kern_intr.c (ithread_create(),
@@ -47,7 +48,13 @@ sc_thread_lastcpu(const struct sc_thread *td)
 int
 sc_thread_tid(const struct sc_thread *td)
 {
-	return (td->td_tid);
+	return (atomic_load(&td->td_tid));
+}
+
+unsigned int
+sc_thread_gen(const struct sc_thread *td)
+{
+	return (atomic_load(&td->td_gen));
 }
 
 const char *
@@ -65,7 +72,7 @@ sc_thread_wmesg(const struct sc_thread *td)
 struct sc_proc *
 sc_thread_proc(const struct sc_thread *td)
 {
-	return (td->td_proc);
+	return (atomic_load(&td->td_proc));
 }
 
 int
@@ -81,8 +88,7 @@ sc_thread_exited(const struct sc_thread *td)
 /*
  * Kernel stacks, with a cache of the stacks of reaped threads (the kernel
  * keeps one too, vm_thread_stack_create()/kstack_cache).  The thread
- * structs themselves are never reused: they stay type-stable and say
- * "exited" for as long as the machine lives.
+ * structs have a cache of their own, the thread zone (below).
  */
 static void *
 sc_kstack_alloc(struct sc_machine *m)
@@ -148,24 +154,95 @@ sc__ustack_free(struct sc_thread *td)
 	td->td_ustack = NULL;
 }
 
+/*
+ * The thread zone (thread_zone, a UMA zone with UMA_ZONE_NOFREE in
+ * sys/kern/kern_thread.c): the structs of threads that were reaped and
+ * joined wait on m_thread_free, the last released first, for the next
+ * thread of any proc.  Their memory is never freed before the machine is
+ * destroyed: type-stable, so that a stale pointer reads a thread struct,
+ * perhaps of another thread, never freed memory.  NULL when it is empty.
+ */
+static struct sc_thread *
+sc_thread_zone_take(struct sc_machine *m, uint32_t *prevtid)
+{
+	struct sc_thread *td;
+
+	sc__host_lock(&m->m_list_mtx);
+	if ((td = TAILQ_FIRST(&m->m_thread_free)) != NULL) {
+		TAILQ_REMOVE(&m->m_thread_free, td, td_plist);
+		m->m_nthread_free--;
+		td->td_released = false;
+	}
+	sc__host_unlock(&m->m_list_mtx);
+	if (td != NULL)
+		*prevtid = (uint32_t)atomic_load(&td->td_tid);
+	return (td);
+}
+
+/*
+ * thread_free() after the last join: unlink td from its proc
+ * (thread_unlink(), under the proc lock, which a walk of p_threads may hold
+ * instead of the list lock) and give it to the thread zone.  The caller
+ * has counted itself out of td_joiners.
+ */
+static void
+sc_thread_zone_put(struct sc_thread *td)
+{
+	struct sc_machine *m = td->td_machine;
+	struct sc_proc *p = atomic_load(&td->td_proc);
+	bool locked = sc_proc_lock_owned(p);
+
+	if (!locked)
+		sc_proc_lock(p);
+	sc__host_lock(&m->m_list_mtx);
+	if (td->td_joiners == 0 && !td->td_released) {
+		td->td_released = true;
+		TAILQ_REMOVE(&p->p_threads, td, td_plist);
+		p->p_nthreads--;
+		TAILQ_INSERT_HEAD(&m->m_thread_free, td, td_plist);
+		m->m_nthread_free++;
+	}
+	sc__host_unlock(&m->m_list_mtx);
+	if (!locked)
+		sc_proc_unlock(p);
+}
+
+/*
+ * thread_alloc(): a struct from the thread zone, or new memory, then what
+ * thread_ctor() and vm_thread_new() do for the new thread: a tid, a kernel
+ * stack, the first frame.  A reused struct is INACTIVE and on no list:
+ * only a stale pointer reads it meanwhile, so the fields that such a
+ * reader may meet are stored atomically, and td_lock always points at a
+ * lock (sched_newthread() replaces one lock by another).
+ */
 int
 sc__thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
     void *arg, bool idle, struct sc_thread **tdp)
 {
 	struct sc_machine *m = p->p_machine;
 	struct sc_thread *td;
+	uint32_t prevtid = 0;
 	uintptr_t *sp;
 	void *map;
+	bool reused;
 
-	td = calloc(1, sizeof(*td));
-	if (td == NULL)
-		return (ENOMEM);
-	td->td_kstack_maplen = SC_PAGE_SIZE + m->m_kstack_len;
 	map = sc_kstack_alloc(m);
-	if (map == NULL) {
-		free(td);
+	if (map == NULL)
+		return (ENOMEM);
+	td = sc_thread_zone_take(m, &prevtid);
+	reused = td != NULL;
+	if (!reused && (td = calloc(1, sizeof(*td))) == NULL) {
+		sc_kstack_free(m, map);
 		return (ENOMEM);
 	}
+	if (reused) {
+		/* A new TSan fiber: the old one's shadow stack still holds
+		 * the exit path of the previous thread. */
+		sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
+		atomic_fetch_add(&td->td_gen, 1);
+	} else
+		atomic_init(&td->td_gen, 1);
+	td->td_kstack_maplen = SC_PAGE_SIZE + m->m_kstack_len;
 	td->td_kstack_map = map;
 	td->td_kstack.lo = (uintptr_t)map + SC_PAGE_SIZE;
 	td->td_kstack.hi = (uintptr_t)map + td->td_kstack_maplen;
@@ -184,24 +261,41 @@ sc__thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
 	td->td_pcb.pcb_rbp = 0;
 
 	td->td_machine = m;
-	td->td_proc = p;
+	atomic_store(&td->td_proc, p);
 	td->td_fn = fn;
 	td->td_arg = arg;
 	td->td_idle = idle;
 	td->td_bound = SC_NOCPU;
+	td->td_runq_bound = false;
+	td->td_wchan = NULL;
+	atomic_store(&td->td_wmesg, NULL);
+	td->td_intr_frame = NULL;
+	td->td_ustack = NULL;
+	td->td_ustack_len = 0;
+	td->td_asan_fake = NULL;
+	atomic_store(&td->td_hostlocks, 0);
 	snprintf(td->td_name, sizeof(td->td_name), "%s", name);
 	m->m_sched->sched_newthread(td);
-	atomic_init(&td->td_state, SC_TDS_INACTIVE);
-	atomic_init(&td->td_oncpu, SC_NOCPU);
-	atomic_init(&td->td_lastcpu, SC_NOCPU);
+	atomic_store(&td->td_state, SC_TDS_INACTIVE);
+	atomic_store(&td->td_inhibitors, 0);
+	atomic_store(&td->td_oncpu, SC_NOCPU);
+	atomic_store(&td->td_lastcpu, SC_NOCPU);
+	atomic_store(&td->td_exited, 0);
+	td->td_joiners = 0;
 	td->td_tsan_fiber = sc__san_tsan_create_fiber();
 
 	sc__host_lock(&m->m_list_mtx);
-	td->td_tid = m->m_nexttid++;
-	*p->p_threads_tail = td;
-	p->p_threads_tail = &td->td_plist;
+	atomic_store(&td->td_tid, m->m_nexttid++);
+	TAILQ_INSERT_TAIL(&p->p_threads, td, td_plist);
 	p->p_nthreads++;
 	sc__host_unlock(&m->m_list_mtx);
+	if (reused) {
+		SC_CNT_INC(m, thread_reuses);
+		SC_TRACE(m, SC_TRACE_THREAD_REUSE, sc_curcpu(),
+		    atomic_load(&td->td_tid), prevtid,
+		    atomic_load(&td->td_gen));
+	} else
+		SC_CNT_INC(m, thread_allocs);
 	*tdp = td;
 	return (0);
 }
@@ -335,6 +429,8 @@ sc__switch_done(void)
 	sc_wakeup(td);
 }
 
+static int	sc_thread_join_wait(struct sc_thread *td);
+
 /* A thread that will never exit: an idle thread, or a parked one. */
 static bool
 sc_thread_never_exits(const struct sc_thread *td)
@@ -343,13 +439,38 @@ sc_thread_never_exits(const struct sc_thread *td)
 	    SC_TDI_SUSPENDED) != 0);
 }
 
+/*
+ * Wait for td's exit; the last join under way to see it gives td's struct
+ * back to the thread zone.  Joins of one thread are counted, so that no
+ * struct is reused while a joiner still waits on it.
+ */
 int
 sc_thread_join(struct sc_thread *td)
 {
+	struct sc_machine *m;
+	int error;
+	bool last;
+
 	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
 	if (td == sc_curthread())
 		return (EDEADLK);
-	sc__ds_enter(td->td_machine);
+	m = td->td_machine;
+	sc__ds_enter(m);
+	sc__host_lock(&m->m_list_mtx);
+	td->td_joiners++;
+	sc__host_unlock(&m->m_list_mtx);
+	error = sc_thread_join_wait(td);
+	sc__host_lock(&m->m_list_mtx);
+	last = --td->td_joiners == 0;
+	sc__host_unlock(&m->m_list_mtx);
+	if (error == 0 && last)
+		sc_thread_zone_put(td);
+	return (error);
+}
+
+static int
+sc_thread_join_wait(struct sc_thread *td)
+{
 	for (;;) {
 		if (atomic_load(&td->td_exited) != 0)
 			return (0);

@@ -267,7 +267,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
 	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
 	    cfg->wait_strategy > SC_WAIT_SLEEP ||
-	    (cfg->mistakes & ~(SC_MISTAKE_STALE_ANSWER | SC_MISTAKE_SPIN_HELD |
+	    (cfg->mistakes & ~(SC_MISTAKE_STALE_ANSWER |
+	    SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD |
 	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 ||
 	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64) ||
 	    (cfg->sched != SC_SCHED_ULE && cfg->sched != SC_SCHED_4BSD) ||
@@ -297,6 +298,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	sc__spin_init(&m->m_sched_lock, "sched lock");
 	sc__spin_init(&m->m_nmi.sn_lock, "nmi lock");
 	TAILQ_INIT(&m->m_runq);
+	TAILQ_INIT(&m->m_thread_free);
 	(void)pthread_mutex_init(&m->m_list_mtx, NULL); /* default: no fail */
 	m->m_procs_tail = &m->m_procs;
 	m->m_nextpid = SC_IDLE_PID;
@@ -383,7 +385,7 @@ sc_machine_stop_cpus(struct sc_machine *m)
 			atomic_fetch_add(&pc->pc_idle_futex, 1);
 			sc__futex_wake(&pc->pc_idle_futex, 1);
 			if (atomic_load(&pc->pc_curthread) != pc->pc_idlethread)
-				sc__ipi_cpu(pc, SC_IPI_STOP, NULL);
+				sc__ipi_cpu(pc, SC_IPI_STOP, 0);
 		}
 		if (all)
 			return (true);
@@ -393,26 +395,33 @@ sc_machine_stop_cpus(struct sc_machine *m)
 }
 
 static void
+sc_machine_free_threads(struct sc_threadq *q)
+{
+	struct sc_thread *td, *tdnext;
+
+	TAILQ_FOREACH_SAFE(td, q, td_plist, tdnext) {
+		if (td->td_kstack_map != NULL) {
+			sc__san_unpoison(td->td_kstack);
+			(void)munmap(td->td_kstack_map, td->td_kstack_maplen);
+		}
+		sc__ustack_free(td);
+		sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
+		free(td);
+	}
+}
+
+static void
 sc_machine_free(struct sc_machine *m)
 {
 	struct sc_proc *p, *pnext;
-	struct sc_thread *td, *tdnext;
 
 	for (p = m->m_procs; p != NULL; p = pnext) {
 		pnext = p->p_next;
-		for (td = p->p_threads; td != NULL; td = tdnext) {
-			tdnext = td->td_plist;
-			if (td->td_kstack_map != NULL) {
-				sc__san_unpoison(td->td_kstack);
-				(void)munmap(td->td_kstack_map,
-				    td->td_kstack_maplen);
-			}
-			sc__ustack_free(td);
-			sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
-			free(td);
-		}
+		sc_machine_free_threads(&p->p_threads);
 		free(p);
 	}
+	/* The thread zone: its structs are on no proc's list. */
+	sc_machine_free_threads(&m->m_thread_free);
 	sc__trace_fini(m);
 	sc_machine_set_hook(m, NULL, NULL);
 	while (m->m_hooks_old != NULL) {

@@ -236,21 +236,22 @@ sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 	}
 }
 
-/* ipi_cpu(): async-signal-safe.  td: the thread it is about, or NULL. */
+/* ipi_cpu(): async-signal-safe.  tid: the thread it is about, for the
+ * trace (the tid the requester asked for), or 0. */
 void
-sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td)
+sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid)
 {
 	struct sc_machine *m = pc->pc_machine;
 	uint64_t id;
-	pid_t tid;
+	pid_t ktid;
 
 	id = atomic_fetch_add(&m->m_ipi_seq, 1) + 1;
 	atomic_store(&pc->pc_ipi_id, id);
 	atomic_fetch_or(&pc->pc_ipi_pending, vectors);
 	SC_CNT_INC(m, ipis_sent);
 	if ((vectors & SC_IPI_TRACE) != 0)
-		SC_TRACE(m, SC_TRACE_IPI_SENT, sc_curcpu(),
-		    td != NULL ? td->td_tid : 0, pc->pc_cpuid, id);
+		SC_TRACE(m, SC_TRACE_IPI_SENT, sc_curcpu(), tid,
+		    pc->pc_cpuid, id);
 	/* An idle CPU is woken by its futex, never only by the signal. */
 	if (atomic_load(&pc->pc_idling)) {
 		atomic_fetch_add(&pc->pc_idle_futex, 1);
@@ -265,12 +266,12 @@ sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td)
 	 * No error to act on: a failed send is a lost IPI, which the
 	 * requester's bound and the destroyer's resend both cover.
 	 */
-	tid = atomic_load_explicit(&pc->pc_ktid, memory_order_relaxed);
+	ktid = atomic_load_explicit(&pc->pc_ktid, memory_order_relaxed);
 	/* Deterministic mode: the target takes it at a point (sim_det.c). */
 	if ((vectors & SC_IPI_STOP) == 0 && sc__ds_on(m))
 		return;
-	if (tid != 0 && (vectors & SC_IPI_STOP) == 0)
-		(void)syscall(SYS_tgkill, m->m_pid, tid, m->m_cfg.ipi_signo);
+	if (ktid != 0 && (vectors & SC_IPI_STOP) == 0)
+		(void)syscall(SYS_tgkill, m->m_pid, ktid, m->m_cfg.ipi_signo);
 	else
 		(void)pthread_kill(pc->pc_pthread, m->m_cfg.ipi_signo);
 }

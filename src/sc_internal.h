@@ -27,6 +27,13 @@
  *        simulated thread it runs) and that CPU's IPI handler, never
  *        another pthread; signal fences, not barriers, order it
  *   (g)  process-wide, under the lock that the comment names
+ *   (z)  the thread zone (kern_thread.c): written when the struct is
+ *        allocated or reused, while it is on no list and no valid pointer
+ *        to it is left (its last thread was reaped and joined); constant
+ *        from then until its thread is joined.  Only a stale pointer reads
+ *        it across a reuse (a capture without the proc lock,
+ *        SC_MISTAKE_NO_PROC_LOCK): such a field is atomic when a reader
+ *        may meet it so; "(z/a)"
  * Two letters, as (t/a): written under the first, read under the second;
  * "/a" means read without a lock by an atomic load, as a snapshot or a
  * hint that the reader checks again under the lock when it matters.
@@ -130,30 +137,41 @@ struct sc_thread {
 	_Atomic(struct sc_spin *) td_lock; /* (t) points at the lock that
 					   protects the (t) fields */
 	struct sc_machine *td_machine;	/* (c) */
-	struct sc_proc	*td_proc;	/* (c) */
+	_Atomic(struct sc_proc *) td_proc; /* (z/a) */
 	TAILQ_ENTRY(sc_thread) td_runq;	/* (s) run queue */
 	TAILQ_ENTRY(sc_thread) td_slpq;	/* (q) sleep queue */
-	struct sc_thread *td_plist;	/* (l) next in the proc's list */
-	int		td_tid;		/* (c) */
-	char		td_name[32];	/* (c) */
+	TAILQ_ENTRY(sc_thread) td_plist; /* (l) in the proc's p_threads;
+					   unlinked with the proc lock held
+					   too, so that a walk under either
+					   lock is safe; then in
+					   m_thread_free */
+	_Atomic int	td_tid;		/* (z/a) */
+	_Atomic uint32_t td_gen;	/* (z/a) 1 at the first allocation,
+					   + 1 at each reuse */
+	int		td_joiners;	/* (l) sc_thread_join() calls under
+					   way */
+	bool		td_released;	/* (l) joined: on m_thread_free, or
+					   taken from it again */
+	char		td_name[32];	/* (z) read under the proc lock, or
+					   through a pointer still valid */
 	_Atomic int	td_state;	/* (t/a) enum sc_td_state */
 	_Atomic int	td_inhibitors;	/* (t/a) SC_TDI_* */
 	_Atomic int	td_oncpu;	/* (t/a) read unlocked by
 					   stack_save_td */
 	_Atomic int	td_lastcpu;	/* (t/a) */
 	int		td_bound;	/* (t) sched_bind() CPU, or NOCPU */
-	bool		td_idle;	/* (c) a CPU's idle thread */
+	bool		td_idle;	/* (z) a CPU's idle thread */
 	bool		td_runq_bound;	/* (s) on a per-CPU run queue */
 	const void	*td_wchan;	/* (q) */
 	_Atomic(const char *) td_wmesg;	/* (q/a) */
 	struct sc_pcb	td_pcb;		/* (t) valid while not running */
 	struct sc_intr_frame *td_intr_frame; /* (k*) while the handler runs */
-	void		(*td_fn)(void *); /* (c) */
-	void		*td_arg;	/* (c) */
+	void		(*td_fn)(void *); /* (z) */
+	void		*td_arg;	/* (z) */
 	char		*td_kstack_map;	/* (e) mapping, guard page first; NULL
 					   once the thread is reaped */
 	size_t		td_kstack_maplen; /* (c) */
-	struct sc_range	td_kstack;	/* (c) the usable kernel stack */
+	struct sc_range	td_kstack;	/* (z) the usable kernel stack */
 	char		*td_ustack;	/* (k) user stack, mapped on first use;
 					   (e) unmapped at reap */
 	size_t		td_ustack_len;	/* (k) */
@@ -161,12 +179,15 @@ struct sc_thread {
 	void		*td_asan_fake;	/* (k) ASan fake-stack handle */
 	_Atomic int	td_hostlocks;	/* (k*) host-locked sections entered:
 					   IPI_STOP never stops td in one */
-	void		*td_tsan_fiber;	/* (c) TSan fiber */
+	void		*td_tsan_fiber;	/* (z) TSan fiber (a new one at each
+					   reuse) */
 };
 
 #define TD_IS_RUNNING(td) (atomic_load(&(td)->td_state) == SC_TDS_RUNNING)
 #define TD_IS_SWAPPED(td) \
 	((atomic_load(&(td)->td_inhibitors) & SC_TDI_SWAPPED) != 0)
+
+TAILQ_HEAD(sc_threadq, sc_thread);
 
 struct sc_proc {
 	struct sc_machine *p_machine;	/* (c) */
@@ -174,12 +195,11 @@ struct sc_proc {
 	int		p_pid;		/* (c) */
 	char		p_comm[20];	/* (c) */
 	struct sc_mtx	p_mtx;		/* the (p) lock */
-	struct sc_thread *p_threads;	/* (l) first thread */
-	struct sc_thread **p_threads_tail; /* (l) */
-	int		p_nthreads;	/* (l) all, exited included */
+	struct sc_threadq p_threads;	/* (l) in creation order, exited ones
+					   until they are joined; a thread
+					   leaves it with (p) held too */
+	int		p_nthreads;	/* (l) in p_threads */
 };
-
-TAILQ_HEAD(sc_threadq, sc_thread);
 
 struct sc_pcpu {
 	struct sc_machine *pc_machine;	/* (c) */
@@ -256,6 +276,10 @@ struct sc_machine {
 	size_t		m_kstack_len;	/* (c) usable kernel stack bytes */
 	void		*m_kstack_cache[64]; /* (l) stacks of reaped threads */
 	int		m_nkstack_cache; /* (l) */
+	struct sc_threadq m_thread_free; /* (l) the thread zone: structs of
+					   reaped and joined threads, the
+					   last released first */
+	int		m_nthread_free;	/* (l) */
 	struct sc_pcpu	*m_pcpu;	/* (c) [m_ncpu] */
 	const struct sc_sched *m_sched;	/* (c) the scheduler */
 	struct sc_spin	m_sched_lock;	/* the (s) lock, 4BSD's sched_lock */
@@ -561,7 +585,7 @@ int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);
 void	sc__ipi_cpu_fini(struct sc_pcpu *pc);
-void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, struct sc_thread *td);
+void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid);
 void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 bool	sc__ipi_handler_ours(int signo);
 

@@ -231,25 +231,25 @@ sc_stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
  * streak's end records how long it was.
  */
 static void
-sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td, bool quiet)
+sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td, int tid,
+    bool quiet)
 {
 	if ((m->m_cfg.mistakes & SC_MISTAKE_HOLD_THREAD_LOCK) != 0)
 		return;
 	if (!quiet)
-		SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), td->td_tid, 0,
-		    0);
+		SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), tid, 0, 0);
 	sc_thread_unlock(td);
 }
 
 static void
-sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td, bool quiet)
+sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td, int tid,
+    bool quiet)
 {
 	if ((m->m_cfg.mistakes & SC_MISTAKE_HOLD_THREAD_LOCK) != 0)
 		return;
 	sc_thread_lock(td);
 	if (!quiet)
-		SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), td->td_tid, 0,
-		    0);
+		SC_TRACE(m, SC_TRACE_LOCK_TAKEN, sc_curcpu(), tid, 0, 0);
 }
 
 /*
@@ -298,7 +298,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	struct sc_pcpu *pc;
 	uint64_t tag, deadline, nocpu;
 	size_t ntext;
-	int cpuid, error;
+	int cpuid, error, tid;
 	bool kstack;
 
 	SC_KASSERT(st != NULL && td != NULL, EINVAL, "NULL argument");
@@ -306,10 +306,14 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	    "thread %d \"%s\" is not locked", td->td_tid, td->td_name);
 	SC_KASSERT(!TD_IS_SWAPPED(td), EINVAL,
 	    "thread %d \"%s\" is swapped", td->td_tid, td->td_name);
+	/* markj: "we hold the process lock, which prevents both swapping
+	 * and exiting"; SC_MISTAKE_NO_PROC_LOCK drops the check to show
+	 * what mjg feared. */
 	SC_KASSERT(!TD_IS_RUNNING(td) || td == sc_curthread() ||
-	    sc_proc_lock_owned(td->td_proc), EINVAL,
-	    "thread %d \"%s\" is running and its proc lock is not held",
-	    td->td_tid, td->td_name);
+	    sc_proc_lock_owned(td->td_proc) ||
+	    (td->td_machine->m_cfg.mistakes & SC_MISTAKE_NO_PROC_LOCK) != 0,
+	    EINVAL, "thread %d \"%s\" is running and its proc lock is not "
+	    "held", td->td_tid, td->td_name);
 	/* stackcap's check, not the kernel's; SC_MISTAKE_SPIN_HELD drops it
 	 * to show the deadlock it prevents. */
 	SC_KASSERT(sc__spin_held_count() == 1 ||
@@ -317,10 +321,13 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	    EINVAL, "thread %d \"%s\": a spin lock other than its thread lock "
 	    "is held", td->td_tid, td->td_name);
 	m = td->td_machine;
+	/* The tid asked for, for the trace: without the proc lock
+	 * (SC_MISTAKE_NO_PROC_LOCK) td's struct may be reused meanwhile. */
+	tid = td->td_tid;
 	deadline = 0;
 	nocpu = 0;			/* the current streak of NOCPU spins */
 	self = sc_curthread();
-	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), td->td_tid,
+	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), tid,
 	    self != NULL ? self->td_tid : 0, 0);
 	/* The text ranges, for the pcb walk; computed here on first use, so
 	 * that the handler never allocates. */
@@ -349,12 +356,32 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			error = ESRCH;
 			break;
 		}
+		/*
+		 * mjg: "can the thread become swapped after the lock is
+		 * dropped below?"  Not while we hold its proc lock; without
+		 * it (SC_MISTAKE_NO_PROC_LOCK) it can, and the kernel's
+		 * stack_save_td() would walk the unmapped stack from
+		 * pcb_rbp: a fatal page fault.  A KASSERT, whose return (when
+		 * the handler returns) ends the capture the usual way, for
+		 * the trace; the thread lock is held again, as at the entry.
+		 */
+		if (__builtin_expect(TD_IS_SWAPPED(td), 0)) {
+			sc__panic(__func__, "!TD_IS_SWAPPED(td)", "thread %d "
+			    "\"%s\" was swapped out while its thread lock was "
+			    "dropped (no proc lock held): the kernel would "
+			    "walk its unmapped kernel stack from pcb_rbp and "
+			    "take a fatal page fault", td->td_tid,
+			    td->td_name);
+			sc_stack_zero(st);
+			error = EINVAL;
+			break;
+		}
 		if (!TD_IS_RUNNING(td)) {
 			/* The pcb walk: td cannot start running while we
 			 * hold its lock. */
 			sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack,
 			    text, ntext);
-			SC_TRACE(m, SC_TRACE_PCB_WALK, sc_curcpu(), td->td_tid,
+			SC_TRACE(m, SC_TRACE_PCB_WALK, sc_curcpu(), tid,
 			    st->depth, 0);
 			error = 0;
 			break;
@@ -376,7 +403,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			error = ETIMEDOUT;
 			break;
 		}
-		sc_stack_save_unlock(m, td, nocpu > 0);
+		sc_stack_save_unlock(m, td, tid, nocpu > 0);
 		sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
 		cpuid = atomic_load(&td->td_oncpu);
 		if (cpuid == SC_NOCPU) {
@@ -384,13 +411,13 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			SC_CNT_INC(m, retry_nocpu);
 			if (nocpu++ == 0)
 				SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(),
-				    td->td_tid, 0, 0);
+				    tid, 0, 0);
 			sc__cpu_spinwait();
-			sc_stack_save_relock(m, td, nocpu > 1);
+			sc_stack_save_relock(m, td, tid, nocpu > 1);
 			continue;
 		}
 		if (nocpu > 1)
-			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), td->td_tid,
+			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), tid,
 			    nocpu, cpuid);
 		nocpu = 0;
 		pc = &m->m_pcpu[cpuid];
@@ -399,7 +426,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		if (deadline == UINT64_MAX)
 			sc__mtx_lock(&m->m_intr.si_mtx);
 		else if (sc__mtx_lock_until(&m->m_intr.si_mtx, deadline) != 0) {
-			sc_stack_save_relock(m, td, false);
+			sc_stack_save_relock(m, td, tid, false);
 			error = ETIMEDOUT;
 			break;
 		}
@@ -412,7 +439,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		atomic_store_explicit(&m->m_intr.si_req, tag,
 		    memory_order_release);
 		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
-		sc__ipi_cpu(pc, SC_IPI_TRACE, td);
+		sc__ipi_cpu(pc, SC_IPI_TRACE, tid);
 		answer = sc_stack_intr_wait(m, tag, deadline);
 		kstack = m->m_intr.si_kstack;
 		if (answer == td)
@@ -423,10 +450,10 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		sc__mtx_unlock(&m->m_intr.si_mtx);
 		if (answer == td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
-			    td->td_tid, answer->td_tid, 0);
+			    tid, answer->td_tid, answer->td_gen);
 		if (answer == NULL)
 			sc_stack_intr_diagnose(m, pc);
-		sc_stack_save_relock(m, td, false);
+		sc_stack_save_relock(m, td, tid, false);
 
 		if (answer == NULL) {
 			error = ETIMEDOUT;
@@ -441,19 +468,19 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			SC_CNT_INC(m, retry_idle);
 		else
 			SC_CNT_INC(m, retry_other);
-		SC_TRACE(m, SC_TRACE_RETRY, sc_curcpu(), td->td_tid,
+		SC_TRACE(m, SC_TRACE_RETRY, sc_curcpu(), tid,
 		    answer->td_tid, answer->td_idle ? 1 : 2);
 		if (!TD_IS_RUNNING(td))
 			SC_CNT_INC(m, retry_offcpu);
 	}
 	if (error == ETIMEDOUT) {
 		SC_CNT_INC(m, timeouts);
-		SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), td->td_tid,
+		SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), tid,
 		    m->m_cfg.capture_timeout_ns, 0);
 		sc_stack_zero(st);
 	}
 	SC_CNT_INC(m, captures);
-	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), td->td_tid, error,
+	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), tid, error,
 	    st->depth);
 	return (error);
 }

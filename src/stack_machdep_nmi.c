@@ -91,7 +91,7 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
 	    memory_order_release);
 	SC_CNT_INC(m, nmis_sent);
 	sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
-	sc__ipi_cpu(&m->m_pcpu[cpuid], SC_IPI_NMI, td);
+	sc__ipi_cpu(&m->m_pcpu[cpuid], SC_IPI_NMI, td->td_tid);
 	sc_deadline_start(&dl, (uint64_t)m->m_cfg.capture_timeout_ns);
 	error = 0;
 	for (;;) {

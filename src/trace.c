@@ -52,6 +52,8 @@ static const char *const sc_trace_names[SC_TRACE_NEVENTS] = {
 	[SC_TRACE_CAPTURE_DONE] = "CAPTURE_DONE",
 	[SC_TRACE_SWITCH] = "SWITCH",
 	[SC_TRACE_STATE] = "STATE",
+	[SC_TRACE_THREAD_REUSE] = "THREAD_REUSE",
+	[SC_TRACE_SWAP] = "SWAP",
 };
 
 static const char *const sc_state_names[] = {
@@ -243,8 +245,9 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 	case SC_TRACE_NOCPU:
 		sc_trace_actor(r, true, who, sizeof(who));
 		if (r->arg0 == 0)
-			snprintf(buf, len, "%s: td %d is RUNNING but td_oncpu "
-			    "is NOCPU (mid-switch): spin, no IPI", who, r->tid);
+			snprintf(buf, len, "%s: td %d has td_oncpu NOCPU "
+			    "(mid-switch, or off its CPU already): spin, no "
+			    "IPI", who, r->tid);
 		else
 			snprintf(buf, len, "%s: td %d has td_oncpu cpu%" PRIu64
 			    " after %" PRIu64 " spins on NOCPU (the spins "
@@ -292,8 +295,16 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		break;
 	case SC_TRACE_ANSWER_SEEN:
 		sc_trace_actor(r, true, who, sizeof(who));
-		snprintf(buf, len, "%s: answer names td %" PRIu64
-		    ", the target", who, r->arg0);
+		/* a1: the generation of the answer's struct. */
+		if (r->arg0 == (uint64_t)r->tid)
+			snprintf(buf, len, "%s: answer names td %" PRIu64
+			    ", the target", who, r->arg0);
+		else
+			snprintf(buf, len, "%s: stack_intr_td == td, the "
+			    "same pointer, but td %d exited and its struct "
+			    "was reused: it is td %" PRIu64 " now (generation "
+			    "%" PRIu64 "), whose stack is taken for td %d's",
+			    who, r->tid, r->arg0, r->arg1, r->tid);
 		break;
 	case SC_TRACE_RETRY:
 		sc_trace_actor(r, true, who, sizeof(who));
@@ -320,6 +331,18 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 	case SC_TRACE_STATE:
 		snprintf(buf, len, "td %d: %s -> %s", r->tid,
 		    sc_statename(r->arg0), sc_statename(r->arg1));
+		break;
+	case SC_TRACE_THREAD_REUSE:
+		sc_trace_actor(r, false, who, sizeof(who));
+		snprintf(buf, len, "%s: thread_alloc(): td %d takes the struct "
+		    "of td %" PRIu64 " (reaped, joined) from thread_zone, "
+		    "generation %" PRIu64, who, r->tid, r->arg0, r->arg1);
+		break;
+	case SC_TRACE_SWAP:
+		snprintf(buf, len, "td %d: %s", r->tid, r->arg0 != 0 ?
+		    "vm_thread_swapout(): kernel stack swapped out (unmapped), "
+		    "TDI_SWAPPED" : "vm_thread_swapin(): kernel stack swapped "
+		    "in");
 		break;
 	default:
 		snprintf(buf, len, "event %d", r->event);

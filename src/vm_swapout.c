@@ -16,17 +16,19 @@ int
 sc_thread_swapout(struct sc_thread *td)
 {
 	struct sc_machine *m;
+	struct sc_proc *p;
 	int error = 0;
 
 	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
-	SC_KASSERT(!sc_proc_lock_owned(td->td_proc), EINVAL,
+	p = atomic_load(&td->td_proc);
+	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
 	    "thread %d: the caller holds its proc lock", td->td_tid);
 	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
 	    "thread %d: the caller holds a spin lock (a thread lock?)",
 	    td->td_tid);
 	m = td->td_machine;
 	/* The proc lock keeps threads that may be running from swapping. */
-	sc_proc_lock(td->td_proc);
+	sc_proc_lock(p);
 	sc_thread_lock(td);
 	/*
 	 * An idle thread is never swapped (swapout_procs() skips P_SYSTEM):
@@ -60,9 +62,10 @@ sc_thread_swapout(struct sc_thread *td)
 		atomic_fetch_or(&td->td_inhibitors, SC_TDI_SWAPPED);
 		sc__td_set_state(td, SC_TDS_INHIBITED);
 		SC_CNT_INC(m, swapouts);
+		SC_TRACE(m, SC_TRACE_SWAP, sc_curcpu(), td->td_tid, 1, 0);
 	}
 	sc_thread_unlock(td);
-	sc_proc_unlock(td->td_proc);
+	sc_proc_unlock(p);
 	return (error);
 }
 
@@ -87,6 +90,8 @@ sc_thread_swapin(struct sc_thread *td)
 		error = ENOMEM;
 	} else {
 		SC_CNT_INC(td->td_machine, swapins);
+		SC_TRACE(td->td_machine, SC_TRACE_SWAP, sc_curcpu(),
+		    td->td_tid, 0, 0);
 		sc__td_uninhibit(td, SC_TDI_SWAPPED);
 	}
 	sc__spin_unlock(held);

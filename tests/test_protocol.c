@@ -251,6 +251,53 @@ test_spin_held(void **state)
 	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
 }
 
+/* mjg: no proc lock, the target exits while the requester waits with the
+ * thread lock dropped; joined, its struct goes back to thread_zone and a
+ * thread of another proc takes it.  The answer names the same pointer:
+ * 0, with the new thread's stack.  Without the mistake: a KASSERT, EINVAL,
+ * nothing dropped, the target's identity intact. */
+static void
+test_no_proc_lock(void **state)
+{
+	SKIP_UNDER_TSAN();
+	run_both("no-proc-lock");
+	assert_int_equal(R.error, 0);
+	assert_int_not_equal(R.answer_tid, R.target_tid);
+	SC_ASSERT_CHAIN(&R.stack, "spin_outer", "reuser_main");
+	assert_int_equal(R.cnt.thread_reuses, 1);
+	assert_int_equal(R.cnt.captures_running, 1);
+	assert_int_equal(R.cnt.retry_idle + R.cnt.retry_other, 0);
+	assert_int_equal(R2.error, EINVAL);
+	assert_int_equal(R2.answer_tid, R2.target_tid);
+	assert_int_equal(R2.cnt.thread_reuses, 0);
+	assert_int_equal(R2.cnt.ipis_sent, 0);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "proc lock"));
+}
+
+/* mjg: no proc lock, the target sleeps and is swapped out after the
+ * unlock; on the relock it is not running and its stack unmapped: the
+ * KASSERT says the kernel would fault walking it.  Without the mistake:
+ * the KASSERT that asks for the proc lock, before anything is dropped. */
+static void
+test_no_proc_lock_swap(void **state)
+{
+	run_both("no-proc-lock-swap");
+	assert_int_equal(R.error, EINVAL);
+	assert_int_equal(R.stack.depth, 0);
+	assert_int_equal(R.cnt.swapouts, 1);
+	assert_int_equal(R.cnt.retry_nocpu, 1);
+	assert_int_equal(R.cnt.ipis_sent, 0);
+	assert_non_null(strstr(R.panic, "swapped out while its thread lock "
+	    "was dropped"));
+	assert_non_null(strstr(R.panic, "fatal page fault"));
+	assert_int_equal(R2.error, EINVAL);
+	assert_int_equal(R2.cnt.swapouts, 0);
+	assert_int_equal(R2.cnt.retry_nocpu, 0);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "proc lock is not held"));
+}
+
 /* bdragon, jhibbits: arm64 captures no running thread, not even itself:
  * EOPNOTSUPP and <running>; amd64 captures both. */
 static void
@@ -425,6 +472,8 @@ main(void)
 		cmocka_unit_test(test_lock_held_across_ipi_deadlocks),
 		cmocka_unit_test(test_stale_answer),
 		cmocka_unit_test(test_spin_held),
+		cmocka_unit_test(test_no_proc_lock),
+		cmocka_unit_test(test_no_proc_lock_swap),
 		cmocka_unit_test(test_arm64_running),
 		cmocka_unit_test(test_ule_incoming_nocpu),
 		cmocka_unit_test(test_nmi_4bsd),

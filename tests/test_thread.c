@@ -79,33 +79,38 @@ test_create_run_exit(void **state)
 	assert_int_equal(sc_curcpu(), SC_NOCPU);
 }
 
-/* A thread created by a simulated thread runs too. */
+/* A thread created by a simulated thread runs too, in the same proc. */
 static void
 create_child(void *arg)
 {
 	struct seen *s = arg;
 	struct sc_thread *child = NULL;
 
-	if (sc_thread_create(sc_thread_proc(sc_curthread()), "child",
-	    record_self, s, &child) == 0)
-		(void)sc_thread_join(child);
+	(void)sc_thread_create(sc_thread_proc(sc_curthread()), "child",
+	    record_self, s, &child);
 }
 
 static void
 test_create_from_sim_thread(void **state)
 {
 	struct seen s = { 0 };
-	struct sc_thread *td, *list[4];
+	struct sc_thread *td, *child, *list[4];
 	size_t n;
 
 	td = sc_test_spawn("parent", create_child, &s);
-	assert_int_equal(sc_thread_join(td), 0);
-	assert_int_equal(atomic_load(&s.ran), 1);
+	SC_WAIT_FOR(atomic_load(&s.ran) == 1);
+	child = atomic_load(&s.self);
+	SC_WAIT_FOR(sc_thread_exited(td) && sc_thread_exited(child));
+	/* Exited threads stay listed until they are joined. */
 	sc_proc_threads(tp, list, 4, &n);
 	assert_int_equal(n, 2);
 	assert_ptr_equal(list[0], td);
-	assert_ptr_equal(list[1], atomic_load(&s.self));
-	assert_true(sc_thread_exited(list[1]));
+	assert_ptr_equal(list[1], child);
+	assert_ptr_equal(sc_thread_proc(child), tp);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(child), 0);
+	sc_proc_threads(tp, list, 4, &n);
+	assert_int_equal(n, 0);
 }
 
 /* ------------------------------------------------------------------------

@@ -192,6 +192,15 @@ target_main(void *arg)
 	SC_BARRIER();
 }
 
+/* The same loop under another name: a thread that reuses the struct of an
+ * exited target (no-proc-lock) has a stack that tells it apart. */
+SC_NOIPA static void
+reuser_main(void *arg)
+{
+	spin_outer(arg);
+	SC_BARRIER();
+}
+
 /* A thread that spins without giving up its CPU until told. */
 static void
 hog_main(void *arg)
@@ -203,15 +212,22 @@ hog_main(void *arg)
 }
 
 static int
-target_start(struct sc_proc *p, struct scn_target *t, const char *name,
-    int no_preempt)
+target_start_fn(struct sc_proc *p, struct scn_target *t, const char *name,
+    int no_preempt, void (*fn)(void *))
 {
 	memset(t, 0, sizeof(*t));
 	t->m = sc_proc_machine(p);
 	atomic_store(&t->no_preempt, no_preempt);
-	if (sc_thread_create(p, name, target_main, t, &t->td) != 0)
+	if (sc_thread_create(p, name, fn, t, &t->td) != 0)
 		return (ENOMEM);
 	return (scn_wait_state(t->td, SC_TDS_RUNNING) ? 0 : ETIMEDOUT);
+}
+
+static int
+target_start(struct sc_proc *p, struct scn_target *t, const char *name,
+    int no_preempt)
+{
+	return (target_start_fn(p, t, name, no_preempt, target_main));
 }
 
 static int
@@ -577,6 +593,143 @@ scn_spin_held(struct sc_proc *p, struct scn_result *res)
 	return (target_stop(&z));
 }
 
+/*
+ * mjg's other catch, both faces: the proc lock is what keeps a running
+ * target from exiting or being swapped out while stack_save_td() has its
+ * thread lock dropped.  These scenarios capture the way a caller that
+ * forgot it does: the thread lock only.  Without SC_MISTAKE_NO_PROC_LOCK,
+ * stack_save_td() refuses with a KASSERT before it drops anything.
+ */
+struct scn_noproc {
+	struct scn_target *t;		/* the target */
+	struct scn_target *n;		/* reuse: the new thread */
+	struct sc_proc	*np;		/* reuse: the new thread's proc */
+	int		swap;		/* swap the target out, not reuse it */
+	_Atomic int	fired;
+	_Atomic int	done;		/* reused, or swapped out */
+	_Atomic int	failed;
+};
+
+/* Until td has exited (been reaped): a join then returns at once. */
+static bool
+scn_wait_exited(struct sc_thread *td)
+{
+	struct sc_deadline dl;
+
+	sc_deadline_start(&dl, SCN_BOUND_NS);
+	while (!sc_thread_exited(td)) {
+		if (sc_deadline_passed(&dl))
+			return (false);
+		sched_yield();
+	}
+	return (true);
+}
+
+/*
+ * Right after the requester dropped the thread lock, with no proc lock
+ * held: either the target exits, is joined (its struct goes back to
+ * thread_zone), and a new thread of another proc takes the same struct
+ * and runs; or the target goes to sleep and is swapped out.
+ */
+static void
+hook_noproc(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_noproc *h = arg;
+
+	if (point != SC_HOOK_SAVE_UNLOCKED || td != h->t->td ||
+	    atomic_exchange(&h->fired, 1))
+		return;
+	if (h->swap) {
+		atomic_store(&h->t->cmd, CMD_SLEEP);
+		if (!scn_wait_state(td, SC_TDS_INHIBITED) ||
+		    sc_thread_swapout(td) != 0)
+			atomic_store(&h->failed, 1);
+		else
+			atomic_store(&h->done, 1);
+		return;
+	}
+	atomic_store(&h->t->cmd, CMD_EXIT);
+	if (!scn_wait_exited(td) || sc_thread_join(td) != 0 ||
+	    target_start_fn(h->np, h->n, "reuser", 1, reuser_main) != 0 ||
+	    h->n->td != td)
+		atomic_store(&h->failed, 1);
+	else
+		atomic_store(&h->done, 1);
+}
+
+/* The capture of a caller that forgot the proc lock. */
+static void
+capture_no_proc_lock(struct scn_target *t, struct scn_noproc *h,
+    struct scn_result *res)
+{
+	struct sc_machine *m = t->m;
+
+	h->t = t;
+	sc_machine_set_hook(m, hook_noproc, h);
+	res->target_tid = sc_thread_tid(t->td);
+	sc_thread_lock(t->td);
+	res->error = sc_stack_save_td(&res->stack, t->td);
+	sc_thread_unlock(t->td);
+	res->answer_tid = sc_thread_tid(t->td);
+	sc_machine_set_hook(m, NULL, NULL);
+}
+
+/*
+ * Misattribution: the answer names td, the pointer the requester asked
+ * for, so stack_save_td() takes it; but td's thread exited meanwhile and
+ * the struct is another thread's now (another tid, another proc): the
+ * stack returned is that thread's.  Without the mistake: a KASSERT,
+ * EINVAL, nothing dropped.
+ */
+static int
+scn_no_proc_lock(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_noproc h = { 0 };
+	struct scn_target t, n;
+	int error;
+
+	memset(&n, 0, sizeof(n));
+	h.n = &n;
+	if ((error = sc_proc_create(sc_proc_machine(p), "newproc", &h.np)) !=
+	    0)
+		return (error);
+	if ((error = target_start(p, &t, "victim", 1)) != 0)
+		return (error);
+	capture_no_proc_lock(&t, &h, res);
+	if (atomic_load(&h.failed))
+		return (ETIMEDOUT);
+	res->raced = atomic_load(&h.done) && res->error == 0 &&
+	    res->answer_tid != res->target_tid &&
+	    sc_thread_proc(t.td) == h.np;
+	/* The struct is the new thread's: stop that one, once. */
+	return (atomic_load(&h.done) ? target_stop(&n) : target_stop(&t));
+}
+
+/*
+ * The swap-out after the unlock: the target goes to sleep and is swapped
+ * out while the requester waits for it to get a CPU; on the relock,
+ * stack_save_td() finds it not running and would walk its pcb, on an
+ * unmapped stack.  The KASSERT says what the kernel would have done.
+ */
+static int
+scn_no_proc_lock_swap(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_noproc h = { .swap = 1 };
+	struct scn_target t;
+	int error;
+
+	if ((error = target_start(p, &t, "swapped", 1)) != 0)
+		return (error);
+	capture_no_proc_lock(&t, &h, res);
+	if (atomic_load(&h.failed))
+		return (ETIMEDOUT);
+	res->raced = atomic_load(&h.done) && res->error == EINVAL &&
+	    res->stack.depth == 0;
+	if (atomic_load(&h.done) && sc_thread_swapin(t.td) != 0)
+		return (EIO);
+	return (target_stop(&t));
+}
+
 /* --- The schedulers and protocols of the history --- */
 
 /*
@@ -767,6 +920,16 @@ const struct scn_scenario scn_scenarios[] = {
 	    .summary = "mjg's catch: the caller holds a spin lock that the "
 	    "target needs: deadlock, stopped by the bounded wait",
 	    .mistakes = SC_MISTAKE_SPIN_HELD },
+	{ .name = "no-proc-lock", .run = scn_no_proc_lock,
+	    .ncpu = 2, .timeout_ns = SCN_MS(2000),
+	    .summary = "mjg's catch: no proc lock: the target exits, its "
+	    "struct is reused, the answer's pointer is another thread",
+	    .mistakes = SC_MISTAKE_NO_PROC_LOCK },
+	{ .name = "no-proc-lock-swap", .run = scn_no_proc_lock_swap,
+	    .ncpu = 2, .timeout_ns = SCN_MS(2000),
+	    .summary = "mjg's catch: no proc lock: the target is swapped out "
+	    "after the unlock; the relock finds it swapped: KASSERT",
+	    .mistakes = SC_MISTAKE_NO_PROC_LOCK, .flags = SCN_PANICS },
 	{ .name = "arm64-running", .run = scn_arm64_running,
 	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
 	    .summary = "arm64 (riscv, powerpc): no capture of a running "

@@ -19,6 +19,9 @@ struct scn_result {
 	struct sc_stack	stack;		/* the stack it captured */
 	struct sc_counters cnt;		/* the machine's counters after it */
 	int		target_tid;
+	int		answer_tid;	/* the tid the target's pointer names
+					   after the capture, if recorded
+					   (no-proc-lock: another thread's) */
 	int		raced;		/* the hook made the race happen */
 	int		error2;		/* a second capture's, if any */
 	char		panic[512];	/* the KASSERT's message, if one fired

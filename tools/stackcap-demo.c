@@ -698,6 +698,12 @@ run_scenario(const struct demo_opts *o)
 	printf("\nsc_stack_save_td(td %d) returned %s; stack: %s\n",
 	    res.target_tid, sc_errname(res.error), res.stack.depth > 0 ? buf :
 	    "(empty)");
+	if (res.answer_tid != 0 && res.answer_tid != res.target_tid)
+		printf("the pointer asked for names td %d now: td %d exited "
+		    "and its struct was reused (%lu reused); the stack is td "
+		    "%d's, not td %d's\n", res.answer_tid, res.target_tid,
+		    (unsigned long)res.cnt.thread_reuses, res.answer_tid,
+		    res.target_tid);
 	printf("counters: ipis sent %lu, deferred %lu, answered %lu, stale "
 	    "%lu; retries nocpu %lu, idle %lu, other %lu; timeouts %lu\n",
 	    (unsigned long)res.cnt.ipis_sent,
