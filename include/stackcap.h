@@ -256,6 +256,11 @@ struct sc_machine_config {
 					   else deterministic simulation
 					   (docs/determinism.md);
 					   STACKCAP_SEED overrides it */
+	int	sim_pct_depth;		/* with seed: 0 a random scheduler;
+					   d in 1..64, PCT with d - 1
+					   priority change points */
+	unsigned sim_pct_steps;		/* PCT: the change points fall in
+					   steps 1..this (0: 10000) */
 };
 
 /*

@@ -57,7 +57,7 @@ sc__idle_loop(void *arg)
 		 * expected (sched_add bumps the word before waking).  In
 		 * deterministic mode an idle CPU waits at a point. */
 		if (sc__ds_active())
-			sc__ds_point();
+			sc__ds_wait();
 		else
 			sc__futex_wait(&pc->pc_idle_futex, seq,
 			    200 * 1000 * 1000L);

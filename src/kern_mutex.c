@@ -60,7 +60,7 @@ sc__spin_lock(struct sc_machine *m, struct sc_spin *sp)
 		 * simulated CPUs than real cores): spin briefly, then yield.
 		 */
 		if (sc__ds_active())
-			sc__ds_point();
+			sc__ds_wait();
 		else if (n < 64)
 			__builtin_ia32_pause();
 		else
@@ -237,7 +237,7 @@ sc__mtx_lock(struct sc_mtx *mx)
 			if (sc_mtx_try(mx, self))
 				return;
 			if (sc__ds_active())
-				sc__ds_point();
+				sc__ds_wait();
 			else
 				sc__futex_wait(&mx->mx_futex, seq, 0);
 		}
@@ -274,7 +274,7 @@ sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns)
 		if (now >= deadline_ns)
 			return (ETIMEDOUT);
 		if (sc__ds_active())
-			sc__ds_point();
+			sc__ds_wait();
 		else
 			sc__futex_wait(&mx->mx_futex, seq,
 			    (long)(deadline_ns - now));

@@ -103,7 +103,7 @@ sc_maybe_yield(void)
 {
 	struct sc_pcpu *pc = sc__pcpu_get();
 
-	sc__ds_point();
+	sc__ds_wait();
 	if (pc == NULL)
 		return;
 	sc__san_poll_signals(pc);

@@ -490,7 +490,7 @@ sc_thread_join_wait(struct sc_thread *td)
 			/* The bound re-checks for a park, which does not
 			 * change the futex word. */
 			if (sc__ds_active())
-				sc__ds_point();
+				sc__ds_wait();
 			else
 				sc__futex_wait(&td->td_exited, 0,
 				    100 * 1000 * 1000L);

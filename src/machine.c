@@ -272,7 +272,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 ||
 	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64) ||
 	    (cfg->sched != SC_SCHED_ULE && cfg->sched != SC_SCHED_4BSD) ||
-	    (cfg->protocol != SC_PROTO_IPI && cfg->protocol != SC_PROTO_NMI))
+	    (cfg->protocol != SC_PROTO_IPI && cfg->protocol != SC_PROTO_NMI) ||
+	    cfg->sim_pct_depth < 0 || cfg->sim_pct_depth > 64)
 		return (EINVAL);
 	/* FreeBSD 12's wait never ends when no NMI answers: ours must. */
 	if (cfg->protocol == SC_PROTO_NMI && cfg->capture_timeout_ns == 0)
@@ -350,7 +351,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		for (n = 0; n < 10000 && atomic_load(&pc->pc_ktid) == 0 &&
 		    atomic_load(&pc->pc_init_error) == 0; n++) {
 			if (sc__ds_active())
-				sc__ds_point();	/* the CPU boots when drawn */
+				sc__ds_wait();	/* the CPU boots when drawn */
 			else
 				usleep(1000);
 		}

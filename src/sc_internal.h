@@ -317,6 +317,7 @@ struct sc_machine {
  * (a) atomics.
  */
 #define SC_DS_MAXACTOR	(SC_MAXCPU + 16)
+#define SC_DS_PCT_MAXDEPTH 64
 #define SC_DS_WAITING	1
 #define SC_DS_RUNNING	2
 
@@ -324,6 +325,7 @@ struct sc_ds_actor {
 	_Atomic uint32_t a_go;		/* (a) futex: 1 while it holds the
 					   token */
 	int		a_state;	/* (d) SC_DS_* */
+	int		a_prio;		/* (d) PCT: higher runs first */
 	int		a_cpu;		/* (d) its CPU, or -1: a plain
 					   pthread */
 };
@@ -336,6 +338,11 @@ struct sc_ds {
 	_Atomic int	ds_nactor;	/* (a) slots in use */
 	_Atomic int	ds_off;		/* (a) destroy began: all run free */
 	_Atomic int	ds_stuck;	/* (a) the stuck-token report, once */
+	int		ds_pct_depth;	/* (c) PCT's d, or 0: random */
+	int		ds_pct_next;	/* (d) the next change point */
+	int		ds_pct_low;	/* (d) the last waiter's priority */
+	uint64_t	ds_pct_cp[SC_DS_PCT_MAXDEPTH]; /* (c) change points, by
+					   step, sorted */
 	pthread_mutex_t	ds_reg;		/* registration of a plain pthread */
 	struct sc_ds_actor ds_actor[SC_DS_MAXACTOR]; /* (d) */
 };
@@ -344,7 +351,7 @@ int	sc__ds_init(struct sc_machine *m);
 void	sc__ds_cpu_attach(struct sc_pcpu *pc);
 void	sc__ds_enter(struct sc_machine *m);
 void	sc__ds_point(void);
-void	sc__ds_point_at(uintptr_t rbp, uintptr_t rip);
+void	sc__ds_wait(void);
 bool	sc__ds_active(void);
 uint64_t sc__ds_clock(void);
 void	sc__ds_stop(struct sc_machine *m);
@@ -359,7 +366,7 @@ static inline void
 sc__cpu_spinwait(void)
 {
 	if (__builtin_expect(sc__ds_active(), 0))
-		sc__ds_point();
+		sc__ds_wait();
 	else
 		__builtin_ia32_pause();
 }

@@ -35,7 +35,7 @@ sc__sched_cpu_switch(struct sc_pcpu *pc, struct sc_thread *td,
 	 */
 	while (sc__ds_active() && atomic_load_explicit(&newtd->td_lock,
 	    memory_order_acquire) == &sc__blocked_lock)
-		sc__ds_point();
+		sc__ds_wait();
 	if (last != SC_NOCPU && last != pc->pc_cpuid)
 		SC_CNT_INC(m, migrations);
 	atomic_store(&newtd->td_lastcpu, pc->pc_cpuid);

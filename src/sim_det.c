@@ -28,6 +28,7 @@
 #include "sc_futex.h"
 
 #define SC_DS_STUCK_NS	(10ull * 1000 * 1000 * 1000)
+#define SC_DS_PCT_STEPS	10000	/* PCT's k when cfg.sim_pct_steps is 0 */
 
 /* This pthread's actor: its machine's state and its slot there. */
 static __thread struct sc_ds *sc_ds_mine SC_TLS_IE;
@@ -45,10 +46,27 @@ sc_ds_rand(struct sc_ds *ds)
 	return (z ^ (z >> 31));
 }
 
+/* A PCT priority for a new slot: above every change point's, distinct. */
+static void
+sc_ds_prio_init(struct sc_ds *ds, int i)
+{
+	ds->ds_actor[i].a_prio = ds->ds_pct_depth +
+	    (int)(sc_ds_rand(ds) % 1000000) * SC_DS_MAXACTOR + i;
+}
+
+static int
+sc_ds_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
 int
 sc__ds_init(struct sc_machine *m)
 {
 	struct sc_ds *ds;
+	uint64_t k;
 	int i;
 
 	if (m->m_cfg.seed == 0)
@@ -57,14 +75,25 @@ sc__ds_init(struct sc_machine *m)
 		return (ENOMEM);
 	ds->ds_rng = m->m_cfg.seed;
 	ds->ds_m = m;
+	if (m->m_cfg.sim_pct_depth > 0) {
+		ds->ds_pct_depth = m->m_cfg.sim_pct_depth;
+		k = m->m_cfg.sim_pct_steps != 0 ? m->m_cfg.sim_pct_steps :
+		    SC_DS_PCT_STEPS;
+		for (i = 0; i < ds->ds_pct_depth - 1; i++)
+			ds->ds_pct_cp[i] = 1 + sc_ds_rand(ds) % k;
+		qsort(ds->ds_pct_cp, (size_t)(ds->ds_pct_depth - 1),
+		    sizeof(ds->ds_pct_cp[0]), sc_ds_cmp);
+	}
 	/* The CPUs wait for the token from the start, each at the first
 	 * point it reaches; the creator holds it. */
 	for (i = 0; i < m->m_ncpu; i++) {
 		ds->ds_actor[i].a_state = SC_DS_WAITING;
 		ds->ds_actor[i].a_cpu = i;
+		sc_ds_prio_init(ds, i);
 	}
 	ds->ds_actor[i].a_state = SC_DS_RUNNING;
 	ds->ds_actor[i].a_cpu = -1;
+	sc_ds_prio_init(ds, i);
 	atomic_store(&ds->ds_actor[i].a_go, 1);
 	ds->ds_cur = i;
 	atomic_store(&ds->ds_nactor, i + 1);
@@ -104,6 +133,8 @@ sc_ds_plain_attach(struct sc_ds *ds)
 	}
 	ds->ds_actor[i].a_cpu = -1;
 	ds->ds_actor[i].a_state = SC_DS_WAITING;
+	/* The draw is the holder's; a late slot's priority is its index. */
+	ds->ds_actor[i].a_prio = ds->ds_pct_depth + i;
 	atomic_store(&ds->ds_nactor, i + 1);
 	(void)pthread_mutex_unlock(&ds->ds_reg);
 	SC_CNT_INC(ds->ds_m, sim_late);
@@ -166,11 +197,65 @@ sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
 	sc__ipi_poll(pc, rbp, rip);
 }
 
-void
-sc__ds_point_at(uintptr_t rbp, uintptr_t rip)
+/* Is slot i a candidate for the token?  me: only if it does not wait. */
+static bool
+sc_ds_candidate(const struct sc_ds *ds, int i, int me, bool self)
+{
+	if (i == me)
+		return (self);
+	return (ds->ds_actor[i].a_state == SC_DS_WAITING);
+}
+
+/*
+ * The next holder.  Random: uniform among the candidates.  PCT
+ * (Burckhardt et al., ASPLOS 2010): the candidate of highest priority;
+ * at each of the depth - 1 change points the holder drops below every
+ * initial priority.  An actor that waits for another (a spin, a blocked
+ * wait) is no candidate while another is, and drops below every actor, as
+ * a yield: PCT assumes that a waiter blocks, and strict priorities among
+ * waiters that poll would starve the one they wait for.
+ */
+static int
+sc_ds_choose(struct sc_ds *ds, int me, bool waiting)
+{
+	int n, i, best, ncand;
+	bool self;
+
+	n = atomic_load(&ds->ds_nactor);
+	for (ncand = 0, i = 0; i < n; i++)
+		if (i != me && sc_ds_candidate(ds, i, me, false))
+			ncand++;
+	if (ncand == 0)
+		return (me);
+	self = !waiting;
+	if (self)
+		ncand++;
+	if (ds->ds_pct_depth == 0) {
+		best = (int)(sc_ds_rand(ds) % (uint64_t)ncand);
+		for (i = 0; i < n; i++)
+			if (sc_ds_candidate(ds, i, me, self) && best-- == 0)
+				return (i);
+		return (me);
+	}
+	if (ds->ds_pct_next < ds->ds_pct_depth - 1 &&
+	    ds->ds_step >= ds->ds_pct_cp[ds->ds_pct_next]) {
+		ds->ds_actor[me].a_prio = ds->ds_pct_next;
+		ds->ds_pct_next++;
+	}
+	if (waiting)
+		ds->ds_actor[me].a_prio = --ds->ds_pct_low;
+	for (best = -1, i = 0; i < n; i++)
+		if (sc_ds_candidate(ds, i, me, self) && (best < 0 ||
+		    ds->ds_actor[i].a_prio > ds->ds_actor[best].a_prio))
+			best = i;
+	return (best < 0 ? me : best);
+}
+
+static void
+sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 {
 	struct sc_ds *ds = sc_ds_mine;
-	int me, n, i, k, nwait;
+	int me, next;
 
 	if (ds == NULL || sc_ds_inpoint || atomic_load(&ds->ds_off))
 		return;
@@ -180,33 +265,31 @@ sc__ds_point_at(uintptr_t rbp, uintptr_t rip)
 	sc_ds_wait_token(ds, me);
 	ds->ds_step++;
 	SC_CNT_INC(ds->ds_m, sim_steps);
-	/* Draw among me and the actors that wait at a point. */
-	n = atomic_load(&ds->ds_nactor);
-	for (nwait = 1, i = 0; i < n; i++)
-		if (i != me && ds->ds_actor[i].a_state == SC_DS_WAITING)
-			nwait++;
-	k = (int)(sc_ds_rand(ds) % (uint64_t)nwait);
-	for (i = 0; k > 0 && i < n; i++) {
-		if (i == me || ds->ds_actor[i].a_state != SC_DS_WAITING)
-			continue;
-		if (--k == 0)
-			break;
-	}
-	if (k == 0 && i < n && i != me)
-		sc_ds_handoff(ds, me, i);
+	next = sc_ds_choose(ds, me, waiting);
+	if (next != me)
+		sc_ds_handoff(ds, me, next);
 	sc_ds_poll_ipi(ds, me, rbp, rip);
 	sc_ds_inpoint = 0;
 }
 
+/* A scheduling point. */
 void
 sc__ds_point(void)
 {
-	struct sc_ds *ds = sc_ds_mine;
-
-	if (ds == NULL)
+	if (sc_ds_mine == NULL)
 		return;
-	sc__ds_point_at((uintptr_t)__builtin_frame_address(0),
-	    (uintptr_t)__builtin_return_address(0));
+	sc_ds_point1((uintptr_t)__builtin_frame_address(0),
+	    (uintptr_t)__builtin_return_address(0), false);
+}
+
+/* A scheduling point where the caller waits for another actor. */
+void
+sc__ds_wait(void)
+{
+	if (sc_ds_mine == NULL)
+		return;
+	sc_ds_point1((uintptr_t)__builtin_frame_address(0),
+	    (uintptr_t)__builtin_return_address(0), true);
 }
 
 /* The first call of a plain pthread into a deterministic machine. */

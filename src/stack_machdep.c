@@ -134,7 +134,7 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 			break;
 		if (sc__ds_active()) {
 			/* Deterministic: the target's CPU runs when drawn. */
-			sc__ds_point();
+			sc__ds_wait();
 			continue;
 		}
 		if (now < spin_until) {

@@ -21,6 +21,7 @@
 #define NEVENTS		8192
 
 static atomic_int det_stop, det_started;
+static int det_pct;		/* cfg.sim_pct_depth of det_config() */
 
 static SC_NOIPA void
 det_spin_c(void)
@@ -131,6 +132,7 @@ det_config(struct sc_machine_config *cfg, uint64_t seed)
 	sc_machine_config_init(cfg);
 	cfg->ncpu = 2;
 	cfg->seed = seed;
+	cfg->sim_pct_depth = det_pct;
 	cfg->trace_events = NEVENTS;
 }
 
@@ -190,6 +192,29 @@ test_same_seed_same_run(void **state)
 	assert_true(distinct >= NSEEDS / 2);
 }
 
+/* PCT (depth 3): the same seed, the same run; seeds still differ. */
+static void
+test_pct_same_run(void **state)
+{
+	uint64_t sigs[NSEEDS];
+	int distinct, i;
+
+	(void)state;
+	det_pct = 3;
+	if (sc_test_seeds(det_twice, sigs, NSEEDS / 4) < NSEEDS / 4) {
+		det_pct = 0;
+		return;
+	}
+	det_pct = 0;
+	qsort(sigs, NSEEDS / 4, sizeof(sigs[0]), det_cmp);
+	for (distinct = 1, i = 1; i < NSEEDS / 4; i++)
+		if (sigs[i] != sigs[i - 1])
+			distinct++;
+	print_message("PCT: %d distinct runs of %d seeds\n", distinct,
+	    NSEEDS / 4);
+	assert_true(distinct >= NSEEDS / 8);
+}
+
 /* STACKCAP_SEED replaces cfg.seed; seed 0 (no variable) is real. */
 static void
 test_env_seed(void **state)
@@ -221,6 +246,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_seed_same_run),
+		cmocka_unit_test(test_pct_same_run),
 		cmocka_unit_test(test_env_seed),
 	};
 
