@@ -325,7 +325,7 @@ struct sc_ds_actor {
 	_Atomic uint32_t a_go;		/* (a) futex: 1 while it holds the
 					   token */
 	int		a_state;	/* (d) SC_DS_* */
-	int		a_prio;		/* (d) PCT: higher runs first */
+	int64_t		a_prio;		/* (d) PCT: higher runs first */
 	int		a_cpu;		/* (d) its CPU, or -1: a plain
 					   pthread */
 };
@@ -340,7 +340,6 @@ struct sc_ds {
 	_Atomic int	ds_stuck;	/* (a) the stuck-token report, once */
 	int		ds_pct_depth;	/* (c) PCT's d, or 0: random */
 	int		ds_pct_next;	/* (d) the next change point */
-	int		ds_pct_low;	/* (d) the last waiter's priority */
 	uint64_t	ds_pct_cp[SC_DS_PCT_MAXDEPTH]; /* (c) change points, by
 					   step, sorted */
 	pthread_mutex_t	ds_reg;		/* registration of a plain pthread */

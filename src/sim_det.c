@@ -29,6 +29,9 @@
 
 #define SC_DS_STUCK_NS	(10ull * 1000 * 1000 * 1000)
 #define SC_DS_PCT_STEPS	10000	/* PCT's k when cfg.sim_pct_steps is 0 */
+#define SC_DS_MAX_STEPS	(50ull * 1000 * 1000)	/* then real concurrency */
+/* PCT: the change points' priorities are 0..d-2, the initial above. */
+#define SC_DS_PRIO_INIT	(INT64_C(1) << 40)
 
 /* This pthread's actor: its machine's state and its slot there. */
 static __thread struct sc_ds *sc_ds_mine SC_TLS_IE;
@@ -50,8 +53,8 @@ sc_ds_rand(struct sc_ds *ds)
 static void
 sc_ds_prio_init(struct sc_ds *ds, int i)
 {
-	ds->ds_actor[i].a_prio = ds->ds_pct_depth +
-	    (int)(sc_ds_rand(ds) % 1000000) * SC_DS_MAXACTOR + i;
+	ds->ds_actor[i].a_prio = SC_DS_PRIO_INIT +
+	    (int64_t)(sc_ds_rand(ds) % 1000000) * SC_DS_MAXACTOR + i;
 }
 
 static int
@@ -134,7 +137,7 @@ sc_ds_plain_attach(struct sc_ds *ds)
 	ds->ds_actor[i].a_cpu = -1;
 	ds->ds_actor[i].a_state = SC_DS_WAITING;
 	/* The draw is the holder's; a late slot's priority is its index. */
-	ds->ds_actor[i].a_prio = ds->ds_pct_depth + i;
+	ds->ds_actor[i].a_prio = SC_DS_PRIO_INIT + i;
 	atomic_store(&ds->ds_nactor, i + 1);
 	(void)pthread_mutex_unlock(&ds->ds_reg);
 	SC_CNT_INC(ds->ds_m, sim_late);
@@ -211,9 +214,11 @@ sc_ds_candidate(const struct sc_ds *ds, int i, int me, bool self)
  * (Burckhardt et al., ASPLOS 2010): the candidate of highest priority;
  * at each of the depth - 1 change points the holder drops below every
  * initial priority.  An actor that waits for another (a spin, a blocked
- * wait) is no candidate while another is, and drops below every actor, as
- * a yield: PCT assumes that a waiter blocks, and strict priorities among
- * waiters that poll would starve the one they wait for.
+ * wait) is no candidate while another is.  PCT assumes that a waiter
+ * blocks; ours poll, and strict priorities among pollers would starve the
+ * one they wait for (say, one that a change point demoted).  So a waiter
+ * hands the token to one of the others drawn at random, under PCT too,
+ * and keeps its priority.
  */
 static int
 sc_ds_choose(struct sc_ds *ds, int me, bool waiting)
@@ -230,7 +235,7 @@ sc_ds_choose(struct sc_ds *ds, int me, bool waiting)
 	self = !waiting;
 	if (self)
 		ncand++;
-	if (ds->ds_pct_depth == 0) {
+	if (ds->ds_pct_depth == 0 || waiting) {
 		best = (int)(sc_ds_rand(ds) % (uint64_t)ncand);
 		for (i = 0; i < n; i++)
 			if (sc_ds_candidate(ds, i, me, self) && best-- == 0)
@@ -242,8 +247,6 @@ sc_ds_choose(struct sc_ds *ds, int me, bool waiting)
 		ds->ds_actor[me].a_prio = ds->ds_pct_next;
 		ds->ds_pct_next++;
 	}
-	if (waiting)
-		ds->ds_actor[me].a_prio = --ds->ds_pct_low;
 	for (best = -1, i = 0; i < n; i++)
 		if (sc_ds_candidate(ds, i, me, self) && (best < 0 ||
 		    ds->ds_actor[i].a_prio > ds->ds_actor[best].a_prio))
@@ -265,6 +268,16 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	sc_ds_wait_token(ds, me);
 	ds->ds_step++;
 	SC_CNT_INC(ds->ds_m, sim_steps);
+	if (__builtin_expect(ds->ds_step >= SC_DS_MAX_STEPS, 0)) {
+		/* A livelock of the workload: no bound of ours is that long.
+		 * Let the machine run free rather than spin for ever. */
+		fprintf(stderr, "stackcap: deterministic mode: %ju steps "
+		    "without an end (a livelock?); the machine runs with real "
+		    "concurrency from here on\n", (uintmax_t)ds->ds_step);
+		sc__ds_stop(ds->ds_m);
+		sc_ds_inpoint = 0;
+		return;
+	}
 	next = sc_ds_choose(ds, me, waiting);
 	if (next != me)
 		sc_ds_handoff(ds, me, next);
@@ -326,7 +339,7 @@ sc__ds_clock(void)
 	return (sc__ds_active() ? sc_ds_mine->ds_step * 1000 : sc_now_ns());
 }
 
-/* At destroy: every actor runs free from now on. */
+/* At destroy (or past SC_DS_MAX_STEPS): every actor runs free from now on. */
 void
 sc__ds_stop(struct sc_machine *m)
 {

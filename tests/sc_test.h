@@ -17,6 +17,7 @@
 #ifndef SC_TEST_H
 #define SC_TEST_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>

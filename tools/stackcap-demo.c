@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "sample.h"
+#include "explore.h"
 #include "scenarios.h"
 #include "stackcap.h"
 #include "stackcap/testing.h"
@@ -438,6 +439,10 @@ struct demo_opts {
 	int		samples;	/* --sample N */
 	int		kflag;		/* -k: 1, -kk: 2 (the default) */
 	bool		kernel_limits;	/* --kernel-limits */
+	const char	*explore;	/* --explore NAME */
+	int		runs;		/* --runs N (default 1000) */
+	int		pct;		/* --pct DEPTH (0: random) */
+	uint64_t	seed;		/* --seed S (0: search) */
 };
 
 /* ------------------------------------------------------------------------
@@ -725,6 +730,62 @@ run_scenario(const struct demo_opts *o)
 	return (error != 0);
 }
 
+/* Print an explored run's narrated trace, before teardown. */
+static void
+explore_show(struct sc_machine *m, void *arg)
+{
+	(void)arg;
+	printf("\nNarrated trace:\n");
+	sc_trace_print(m, stdout);
+}
+
+/*
+ * A scenario of the history without its hook: seeds until one breaks its
+ * invariant (or --seed S: that one), then that run with its trace.
+ */
+static int
+run_explore(const struct demo_opts *o)
+{
+	const struct exp_body *b = exp_find(o->explore);
+	const char *how = o->pct > 0 ? "PCT" : "a random scheduler";
+	char why[512];
+	uint64_t seed = o->seed;
+	int nrun = 0, error, runs = o->runs > 0 ? o->runs : 1000;
+
+	if (b == NULL) {
+		fprintf(stderr, "stackcap-demo: no explorable scenario \"%s\" "
+		    "(see --help)\n", o->explore);
+		return (2);
+	}
+	printf("Exploring %s: %s\n(%s, its mistake on; deterministic mode)\n",
+	    b->name, b->summary, how);
+	if (seed == 0) {
+		error = exp_search(b, 1, runs, o->pct, true, &seed, &nrun);
+		if (error != 0) {
+			fprintf(stderr, "stackcap-demo: %s\n",
+			    sc_errname(error));
+			return (1);
+		}
+		if (seed == 0) {
+			printf("no seed of %d broke the invariant\n", nrun);
+			return (1);
+		}
+		printf("seed %ju broke the invariant, at run %d\n",
+		    (uintmax_t)seed, nrun);
+	}
+	error = exp_run(b, seed, o->pct, true, 1 << 16, explore_show, NULL,
+	    why, sizeof(why));
+	printf("\n%s\n", error == 1 ? why : error == 0 ?
+	    "the invariant held" : sc_errname(error));
+	if (o->pct > 0)
+		printf("replay: stackcap-demo --explore %s --seed %ju --pct "
+		    "%d\n", b->name, (uintmax_t)seed, o->pct);
+	else
+		printf("replay: stackcap-demo --explore %s --seed %ju\n",
+		    b->name, (uintmax_t)seed);
+	return (0);
+}
+
 struct demo_mode {
 	const char	*name;
 	int		(*run)(const struct demo_opts *);
@@ -734,6 +795,7 @@ static const struct demo_mode demo_modes[] = {
 	{ "procstat", run_procstat },
 	{ "scenario", run_scenario },
 	{ "sample", run_sample },
+	{ "explore", run_explore },
 };
 
 static void
@@ -746,6 +808,8 @@ usage(FILE *fp, const char *prog)
 	    "                                     procstat -kk -a view\n"
 	    "       %s --scenario NAME [--json FILE]  one race, narrated\n"
 	    "       %s --sample N [--ncpu N]      collapsed stacks\n"
+	    "       %s --explore NAME [--runs N] [--pct DEPTH] [--seed S]\n"
+	    "                                     search seeds for a mistake\n"
 	    "\n"
 	    "Builds a simulated machine with threads asleep in named call\n"
 	    "chains, interrupt threads that never ran, a swapped-out thread,\n"
@@ -768,12 +832,26 @@ usage(FILE *fp, const char *prog)
 	    "                   stacks collapsed\n"
 	    "                   (\"comm;root;...;leaf count\"),\n"
 	    "                   for flamegraph.pl, speedscope or inferno\n"
+	    "  --explore NAME   run a scenario of the history without its\n"
+	    "                   hook, its mistake on, in deterministic mode\n"
+	    "                   over seeds 1..N until its invariant breaks;\n"
+	    "                   print that run's narrated trace (below)\n"
+	    "  --runs N         with --explore: at most N seeds (default\n"
+	    "                   1000)\n"
+	    "  --pct DEPTH      with --explore: PCT (Burckhardt et al.,\n"
+	    "                   2010) with DEPTH - 1 change points, not a\n"
+	    "                   random scheduler\n"
+	    "  --seed S         with --explore: replay seed S\n"
 	    "  --help           this text\n"
 	    "\n"
-	    "Scenarios:\n", prog, prog, prog);
+	    "Scenarios:\n", prog, prog, prog, prog);
 	for (i = 0; i < scn_nscenarios; i++)
 		fprintf(fp, "  %-20s %s\n", scn_scenarios[i].name,
 		    scn_scenarios[i].summary);
+	fprintf(fp, "\nExplorable (--explore):\n");
+	for (i = 0; i < exp_nbodies; i++)
+		fprintf(fp, "  %-20s %s\n", exp_bodies[i].name,
+		    exp_bodies[i].summary);
 }
 
 /* Returns -1 to go on, or the exit status. */
@@ -786,6 +864,10 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		{ "json", required_argument, NULL, 'j' },
 		{ "sample", required_argument, NULL, 'S' },
 		{ "kernel-limits", no_argument, NULL, 'L' },
+		{ "explore", required_argument, NULL, 'E' },
+		{ "runs", required_argument, NULL, 'R' },
+		{ "pct", required_argument, NULL, 'P' },
+		{ "seed", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -810,6 +892,36 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 			break;
 		case 'j':
 			o->json = optarg;
+			break;
+		case 'E':
+			o->mode = "explore";
+			o->explore = optarg;
+			break;
+		case 'R':
+		case 'P':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || v < 1 ||
+			    v > (c == 'R' ? 10000000 : 64)) {
+				fprintf(stderr, "%s: --%s: expected 1..%d, got "
+				    "\"%s\"\n", argv[0], c == 'R' ? "runs" :
+				    "pct", c == 'R' ? 10000000 : 64, optarg);
+				return (2);
+			}
+			if (c == 'R')
+				o->runs = (int)v;
+			else
+				o->pct = (int)v;
+			break;
+		case 'D':
+			errno = 0;
+			o->seed = strtoull(optarg, &end, 0);
+			if (errno != 0 || *end != '\0' || o->seed == 0) {
+				fprintf(stderr, "%s: --seed: expected a "
+				    "number other than 0, got \"%s\"\n",
+				    argv[0], optarg);
+				return (2);
+			}
 			break;
 		case 'S':
 			errno = 0;
@@ -846,7 +958,9 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		o->kflag = 2;
 	if (optind != argc || o->kflag > 2 ||
 	    (o->json != NULL && o->scenario == NULL) ||
-	    (o->scenario != NULL && o->samples != 0)) {
+	    (o->scenario != NULL && o->samples != 0) ||
+	    ((o->runs != 0 || o->pct != 0 || o->seed != 0) &&
+	    o->explore == NULL)) {
 		usage(stderr, argv[0]);
 		return (2);
 	}
