@@ -11,8 +11,11 @@
 # Usage: check_model.sh [workdir].  Needs spin and a C compiler.
 set -euo pipefail
 model="$(cd "$(dirname "$0")/.." && pwd)/model/stack_save_td.pml"
-work="${1:-$(mktemp -d)}"
-mkdir -p "$work"
+# A directory of its own for each run, so that two runs (two ctest at
+# once on one build tree) never share pan's files.
+mkdir -p "${1:-${TMPDIR:-/tmp}}"
+work=$(mktemp -d "${1:-${TMPDIR:-/tmp}}/model.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 cd "$work"
 cp "$model" .
 m=$(basename "$model")
