@@ -1,0 +1,413 @@
+/*
+ * libFuzzer harness for the whole machine, in deterministic mode.
+ *
+ * The input is a machine and a sequence of operations; the seed in it
+ * fixes every interleaving, so a finding replays from its input.  After
+ * each operation the invariants are checked, and a broken one aborts:
+ * - a capture that returns 0 holds its target's own call chain and no
+ *   other thread's (fm_chain0..2 tell them apart), and the thread is the
+ *   one asked for (its struct's generation did not change meanwhile);
+ * - no capture times out (the bound is virtual: 20,000 steps);
+ * - at the end, the counters agree with the operations (exits, and the
+ *   structs allocated or reused against the threads created);
+ * - no wait of the harness passes its bound of steps (no hang).
+ * A KASSERT aborts too: the harness never misuses the API on purpose.
+ *
+ * Input layout:
+ *   0      u8   flags: bit 7 enables the mistakes of bits 0-1:
+ *               bit 0 SC_MISTAKE_HOLD_THREAD_LOCK, bit 1
+ *               SC_MISTAKE_NO_PROC_LOCK; bit 6 PCT (depth 3)
+ *   1      u8   CPUs: 1 + b % 3
+ *   2      u64  the seed (0 becomes 1), little-endian
+ *   10     then {u8 op, u8 arg} pairs, at most MAX_OPS
+ *
+ * The operations (op % NOPS; t = arg % MAX_THREADS, a slot):
+ *   CREATE    a thread in slot t, in chain arg % 3, if the slot is free
+ *   SLEEP     t sleeps on its channel       WAKE   t is woken
+ *   EXIT      t returns; the harness joins it (its struct may be reused)
+ *   CAPTURE   the harness captures t, proc lock and thread lock held
+ *   SIMCAP    t captures slot (arg / 8) % MAX_THREADS, from a simulated
+ *             thread, without the proc lock if NO_PROC_LOCK is enabled
+ *   SWAPOUT, SWAPIN t    YIELD  the harness yields arg % 8 times
+ *   KSTACK    kern.proc.kstack of t's process
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stackcap.h"
+#include "stackcap/testing.h"
+
+#define MAX_THREADS	6
+#define MAX_OPS		48
+#define WAIT_STEPS	100000
+#define HDR		10
+
+enum { OP_CREATE, OP_SLEEP, OP_WAKE, OP_EXIT, OP_CAPTURE, OP_SIMCAP,
+	OP_SWAPOUT, OP_SWAPIN, OP_YIELD, OP_KSTACK, NOPS };
+enum { CMD_SPIN, CMD_SLEEP, CMD_EXIT, CMD_CAPTURE };
+
+struct fm_slot {
+	struct sc_thread *td;		/* NULL: free */
+	struct sc_proc	*proc;
+	int		chain;
+	unsigned	gen;
+	atomic_int	cmd;		/* CMD_* */
+	atomic_int	entered;	/* 1: in its chain (fm_body runs) */
+	atomic_int	leaving;	/* 1: out of its chain, exiting */
+	/* SIMCAP: the target as it was asked for (its struct may be reused
+	 * meanwhile), and the result the harness checks. */
+	struct fm_slot	*want;
+	struct sc_thread *want_td;
+	atomic_int	*want_entered, *want_leaving;
+	struct sc_proc	*want_proc;
+	unsigned	want_gen;
+	int		want_chain;
+	atomic_int	capbusy;	/* 1: inside a capture */
+	atomic_int	capdone;	/* 1: results to check */
+	bool		captimeout;	/* sticky: ETIMEDOUT */
+	bool		capwrong;	/* sticky: 0 but not the chain */
+	bool		capother;	/* sticky: 0 but another thread */
+};
+
+static struct fm_state {
+	struct sc_machine *m;
+	struct sc_proc	*procs[3];
+	struct fm_slot	slot[MAX_THREADS];
+	bool		no_proc_lock;
+	unsigned long	creates, exits;
+} fm;
+
+static void
+fm_fail(const char *what)
+{
+	fprintf(stderr, "fuzz_machine: %s\n", what);
+	abort();
+}
+
+/* Does st hold chain k's marker, and no other chain's? */
+static bool
+fm_chain_ok(const struct sc_stack *st, int k)
+{
+	char name[64];
+	uintptr_t off;
+	bool mine = false;
+	int i;
+
+	for (i = 0; i < st->depth; i++) {
+		if (sc_symbolize(st->pcs[i], name, sizeof(name), &off) != 0 ||
+		    strncmp(name, "fm_chain", 8) != 0)
+			continue;
+		if (name[8] - '0' != k)
+			return (false);
+		mine = true;
+	}
+	return (mine);
+}
+
+/*
+ * A capture by a slot's thread of the target s was given; false once the
+ * target is gone (exited, its struct maybe reused) or swapped.
+ */
+static bool
+fm_simcap(struct fm_slot *s)
+{
+	struct sc_thread *td = s->want_td;
+	struct sc_stack st;
+	unsigned g0;
+	int error;
+	bool in;
+
+	if (!fm.no_proc_lock)
+		sc_proc_lock(s->want_proc);
+	sc_thread_lock(td);
+	g0 = sc_thread_gen(td);
+	in = atomic_load(s->want_entered);
+	if (g0 != s->want_gen ||
+	    (sc_thread_inhibitors(td) & SC_TDI_SWAPPED) != 0)
+		error = -1;		/* gone or swapped: nothing to ask */
+	else
+		error = sc_stack_save_td(&st, td);
+	if (error == ETIMEDOUT)
+		s->captimeout = true;
+	/*
+	 * The chain is there from fm_body()'s start (entered, before the
+	 * capture) to its end (leaving, after): a thread that has not
+	 * reached its function yet, or exits (thread_exit() waits for the
+	 * proc lock that we hold), has no chain.  Both flags only go to 1.
+	 */
+	if (error == 0 && st.depth > 0 && in &&
+	    !atomic_load(s->want_leaving) &&
+	    !fm_chain_ok(&st, s->want_chain))
+		s->capwrong = true;
+	if (error == 0 && sc_thread_gen(td) != g0)
+		s->capother = true;
+	sc_thread_unlock(td);
+	if (!fm.no_proc_lock)
+		sc_proc_unlock(s->want_proc);
+	atomic_store(&s->capdone, 1);
+	return (error != -1);
+}
+
+static SC_NOIPA void
+fm_body(struct fm_slot *s)
+{
+	int cmd;
+
+	atomic_store(&s->entered, 1);
+	for (;;) {
+		cmd = atomic_load(&s->cmd);
+		if (cmd == CMD_EXIT) {
+			atomic_store(&s->leaving, 1);
+			break;
+		}
+		if (cmd == CMD_SLEEP)
+			sc_sleep(s, "fzsleep");
+		else if (cmd == CMD_CAPTURE) {
+			/* Again and again, until told or the target goes. */
+			atomic_store(&s->capbusy, 1);
+			if (!fm_simcap(s))
+				atomic_compare_exchange_strong(&s->cmd, &cmd,
+				    CMD_SPIN);
+			atomic_store(&s->capbusy, 0);
+			sc_maybe_yield();
+		} else
+			sc_maybe_yield();
+	}
+	SC_BARRIER();
+}
+
+static SC_NOIPA void
+fm_chain0(void *arg)
+{
+	fm_body(arg);
+	SC_BARRIER();
+}
+
+static SC_NOIPA void
+fm_chain1(void *arg)
+{
+	fm_body(arg);
+	SC_BARRIER();
+}
+
+static SC_NOIPA void
+fm_chain2(void *arg)
+{
+	fm_body(arg);
+	SC_BARRIER();
+}
+
+static void (*const fm_chains[3])(void *) = { fm_chain0, fm_chain1,
+    fm_chain2 };
+
+/* Poll cond at scheduling points; abort past the bound (a hang). */
+#define FM_WAIT(cond, what) do {					\
+	long fm_n_;							\
+									\
+	for (fm_n_ = 0; !(cond); fm_n_++) {				\
+		if (fm_n_ == WAIT_STEPS)				\
+			fm_fail("hang: " what);				\
+		sc_maybe_yield();					\
+	}								\
+} while (0)
+
+static bool
+fm_asleep(const struct fm_slot *s)
+{
+	return (sc_thread_state(s->td) == SC_TDS_INHIBITED &&
+	    (sc_thread_inhibitors(s->td) & SC_TDI_SLEEPING) != 0);
+}
+
+/* A SIMCAP result, once there: check it. */
+static void
+fm_check_simcap(struct fm_slot *s)
+{
+	if (!atomic_exchange(&s->capdone, 0))
+		return;
+	if (s->captimeout)
+		fm_fail("a capture from a simulated thread timed out");
+	if (s->capother)
+		fm_fail("misattribution: a capture returned 0 with the stack "
+		    "of the thread that took its target's struct");
+	if (s->capwrong)
+		fm_fail("a capture from a simulated thread returned 0 "
+		    "without its target's chain");
+}
+
+/* Make s's thread spin (from sleep, or from a capture it makes). */
+static void
+fm_wake(struct fm_slot *s)
+{
+	int cmd = CMD_CAPTURE;
+
+	if (atomic_compare_exchange_strong(&s->cmd, &cmd, CMD_SPIN))
+		FM_WAIT(atomic_load(&s->capbusy) == 0, "simcap");
+	fm_check_simcap(s);
+	if (atomic_load(&s->cmd) != CMD_SLEEP)
+		return;
+	/* Wake only a sleeper that is asleep: no lost wakeup. */
+	(void)sc_thread_swapin(s->td);
+	FM_WAIT(fm_asleep(s), "sleeper not asleep");
+	atomic_store(&s->cmd, CMD_SPIN);
+	sc_wakeup(s);
+}
+
+static void
+fm_capture(struct fm_slot *s)
+{
+	struct sc_stack st;
+	int error;
+	bool in;
+
+	sc_proc_lock(s->proc);
+	sc_thread_lock(s->td);
+	in = atomic_load(&s->entered);	/* see fm_simcap() */
+	if ((sc_thread_inhibitors(s->td) & SC_TDI_SWAPPED) != 0) {
+		sc_thread_unlock(s->td);
+		sc_proc_unlock(s->proc);
+		return;
+	}
+	error = sc_stack_save_td(&st, s->td);
+	sc_thread_unlock(s->td);
+	sc_proc_unlock(s->proc);
+	if (error == ETIMEDOUT)
+		fm_fail("a capture timed out");
+	if (error == 0 && st.depth > 0 && in && !atomic_load(&s->leaving) &&
+	    !fm_chain_ok(&st, s->chain))
+		fm_fail("a capture returned 0 without its target's chain");
+	if (error != 0 && error != EBUSY)
+		fm_fail("a capture failed");
+}
+
+static void
+fm_op(int op, int arg)
+{
+	struct fm_slot *s = &fm.slot[arg % MAX_THREADS], *w;
+	struct sc_kstack ks[2 * MAX_THREADS];
+	size_t n;
+	int i;
+
+	if (op != OP_CREATE && op != OP_YIELD && s->td == NULL)
+		return;
+	switch (op) {
+	case OP_CREATE:
+		if (s->td != NULL)
+			return;
+		s->chain = arg % 3;
+		s->proc = fm.procs[(arg / 3) % 3];
+		atomic_store(&s->cmd, CMD_SPIN);
+		atomic_store(&s->entered, 0);
+		atomic_store(&s->leaving, 0);
+		if (sc_thread_create(s->proc, "fz", fm_chains[s->chain], s,
+		    &s->td) != 0)
+			fm_fail("sc_thread_create");
+		s->gen = sc_thread_gen(s->td);
+		fm.creates++;
+		break;
+	case OP_SLEEP:
+		fm_wake(s);
+		atomic_store(&s->cmd, CMD_SLEEP);
+		break;
+	case OP_WAKE:
+		fm_wake(s);
+		break;
+	case OP_EXIT:
+		/* A thread that captures s goes on: with the proc lock, s
+		 * waits for it to exit; without, the race is the point. */
+		fm_wake(s);
+		atomic_store(&s->cmd, CMD_EXIT);
+		if (sc_thread_join(s->td) != 0)
+			fm_fail("sc_thread_join");
+		s->td = NULL;
+		fm.exits++;
+		break;
+	case OP_CAPTURE:
+		fm_capture(s);
+		break;
+	case OP_SIMCAP:
+		w = &fm.slot[(arg / 8) % MAX_THREADS];
+		if (w == s || w->td == NULL)
+			return;
+		fm_wake(s);
+		s->want = w;
+		s->want_td = w->td;
+		s->want_entered = &w->entered;
+		s->want_leaving = &w->leaving;
+		s->want_proc = w->proc;
+		s->want_gen = w->gen;
+		s->want_chain = w->chain;
+		atomic_store(&s->cmd, CMD_CAPTURE);
+		break;
+	case OP_SWAPOUT:
+		if (atomic_load(&s->cmd) == CMD_SLEEP && fm_asleep(s))
+			(void)sc_thread_swapout(s->td);
+		break;
+	case OP_SWAPIN:
+		(void)sc_thread_swapin(s->td);
+		break;
+	case OP_YIELD:
+		for (i = 0; i < arg % 8; i++)
+			sc_maybe_yield();
+		break;
+	case OP_KSTACK:
+		if (sc_proc_kstack(s->proc, ks, 2 * MAX_THREADS, &n) != 0)
+			fm_fail("sc_proc_kstack");
+		break;
+	}
+	for (i = 0; i < MAX_THREADS; i++)
+		if (fm.slot[i].td != NULL)
+			fm_check_simcap(&fm.slot[i]);
+}
+
+int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct sc_machine_config cfg;
+	struct sc_counters c;
+	uint64_t seed = 0;
+	size_t i;
+	int error;
+
+	if (size < HDR)
+		return (0);
+	memset(&fm, 0, sizeof(fm));
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 1 + data[1] % 3;
+	for (i = 0; i < 8; i++)
+		seed |= (uint64_t)data[2 + i] << (8 * i);
+	cfg.seed = seed != 0 ? seed : 1;
+	cfg.sim_pct_depth = (data[0] & 0x40) != 0 ? 3 : 0;
+	cfg.capture_timeout_ns = 20L * 1000 * 1000;
+	if ((data[0] & 0x80) != 0) {
+		if ((data[0] & 1) != 0)
+			cfg.mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
+		if ((data[0] & 2) != 0)
+			cfg.mistakes |= SC_MISTAKE_NO_PROC_LOCK;
+	}
+	fm.no_proc_lock = (cfg.mistakes & SC_MISTAKE_NO_PROC_LOCK) != 0;
+	if ((error = sc_machine_create(&cfg, &fm.m)) != 0)
+		fm_fail("sc_machine_create");
+	for (i = 0; i < 3; i++)
+		if (sc_proc_create(fm.m, "fz", &fm.procs[i]) != 0)
+			fm_fail("sc_proc_create");
+	for (i = HDR; i + 1 < size && (i - HDR) / 2 < MAX_OPS; i += 2)
+		fm_op(data[i] % NOPS, data[i + 1]);
+	for (i = 0; i < MAX_THREADS; i++)
+		if (fm.slot[i].td != NULL)
+			fm_op(OP_EXIT, (int)i);
+	sc_machine_counters(fm.m, &c);
+	if (c.exits != fm.exits)
+		fm_fail("counters: exits");
+	if (c.thread_allocs + c.thread_reuses != fm.creates +
+	    (uint64_t)cfg.ncpu)
+		fm_fail("counters: thread structs against threads created");
+	sc_machine_destroy(fm.m);
+	return (0);
+}
