@@ -7,7 +7,8 @@
  * - a capture that returns 0 holds its target's own call chain and no
  *   other thread's (fm_chain0..2 tell them apart), and the thread is the
  *   one asked for (its struct's generation did not change meanwhile);
- * - no capture times out (the bound is virtual: 20,000 steps);
+ * - no capture times out while its target stands still (a deadlock; the
+ *   bound is virtual: 20,000 steps), see fm_deadlock();
  * - at the end, the counters agree with the operations (exits, and the
  *   structs allocated or reused against the threads created);
  * - no wait of the harness passes its bound of steps (no hang).
@@ -16,7 +17,8 @@
  * Input layout:
  *   0      u8   flags: bit 7 enables the mistakes of bits 0-1:
  *               bit 0 SC_MISTAKE_HOLD_THREAD_LOCK, bit 1
- *               SC_MISTAKE_NO_PROC_LOCK; bit 6 PCT (depth 3)
+ *               SC_MISTAKE_NO_PROC_LOCK (ignored when the environment
+ *               has FM_FINAL); bit 6 PCT (depth 3)
  *   1      u8   CPUs: 1 + b % 3
  *   2      u64  the seed (0 becomes 1), little-endian
  *   10     then {u8 op, u8 arg} pairs, at most MAX_OPS
@@ -86,7 +88,34 @@ static void
 fm_fail(const char *what)
 {
 	fprintf(stderr, "fuzz_machine: %s\n", what);
+	/* FM_TRACE=1: the narrated trace of the run, to see why. */
+	if (getenv("FM_TRACE") != NULL)
+		(void)sc_trace_print(fm.m, stderr);
 	abort();
+}
+
+/* Retries of the machine so far: a capture whose target kept moving. */
+static uint64_t
+fm_retries(void)
+{
+	struct sc_counters c;
+
+	sc_machine_counters(fm.m, &c);
+	return (c.retry_nocpu + c.retry_idle + c.retry_other);
+}
+
+/*
+ * ETIMEDOUT is a deadlock when the capture made no retry: its target
+ * never moved (a lock it needs is held).  With retries, the target kept
+ * switching in and out of the window that the protocol retries on: the
+ * protocol promises no progress there (the kernel's loop is unbounded),
+ * and an adversarial chooser (PCT on one CPU) can keep it in phase until
+ * the bound.  That is starvation, not a finding.
+ */
+static bool
+fm_deadlock(int error, uint64_t retries0)
+{
+	return (error == ETIMEDOUT && fm_retries() == retries0);
 }
 
 /* Does st hold chain k's marker, and no other chain's? */
@@ -118,10 +147,12 @@ fm_simcap(struct fm_slot *s)
 {
 	struct sc_thread *td = s->want_td;
 	struct sc_stack st;
+	uint64_t r0;
 	unsigned g0;
 	int error;
 	bool in;
 
+	r0 = fm_retries();
 	if (!fm.no_proc_lock)
 		sc_proc_lock(s->want_proc);
 	sc_thread_lock(td);
@@ -132,7 +163,7 @@ fm_simcap(struct fm_slot *s)
 		error = -1;		/* gone or swapped: nothing to ask */
 	else
 		error = sc_stack_save_td(&st, td);
-	if (error == ETIMEDOUT)
+	if (fm_deadlock(error, r0))
 		s->captimeout = true;
 	/*
 	 * The chain is there from fm_body()'s start (entered, before the
@@ -230,7 +261,8 @@ fm_check_simcap(struct fm_slot *s)
 	if (!atomic_exchange(&s->capdone, 0))
 		return;
 	if (s->captimeout)
-		fm_fail("a capture from a simulated thread timed out");
+		fm_fail("a capture from a simulated thread timed out, its "
+		    "target still (a deadlock)");
 	if (s->capother)
 		fm_fail("misattribution: a capture returned 0 with the stack "
 		    "of the thread that took its target's struct");
@@ -261,6 +293,7 @@ static void
 fm_capture(struct fm_slot *s)
 {
 	struct sc_stack st;
+	uint64_t r0 = fm_retries();
 	int error;
 	bool in;
 
@@ -275,8 +308,10 @@ fm_capture(struct fm_slot *s)
 	error = sc_stack_save_td(&st, s->td);
 	sc_thread_unlock(s->td);
 	sc_proc_unlock(s->proc);
+	if (fm_deadlock(error, r0))
+		fm_fail("a capture timed out, its target still (a deadlock)");
 	if (error == ETIMEDOUT)
-		fm_fail("a capture timed out");
+		return;			/* starved: see fm_deadlock() */
 	if (error == 0 && st.depth > 0 && in && !atomic_load(&s->leaving) &&
 	    !fm_chain_ok(&st, s->chain))
 		fm_fail("a capture returned 0 without its target's chain");
@@ -385,7 +420,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.seed = seed != 0 ? seed : 1;
 	cfg.sim_pct_depth = (data[0] & 0x40) != 0 ? 3 : 0;
 	cfg.capture_timeout_ns = 20L * 1000 * 1000;
-	if ((data[0] & 0x80) != 0) {
+	if (getenv("FM_TRACE") != NULL)
+		cfg.trace_events = 1 << 16;
+	/* FM_FINAL=1: the final protocol only, whatever the flags say. */
+	if ((data[0] & 0x80) != 0 && getenv("FM_FINAL") == NULL) {
 		if ((data[0] & 1) != 0)
 			cfg.mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
 		if ((data[0] & 2) != 0)
