@@ -152,9 +152,8 @@ sc_thread_lock(struct sc_thread *td)
 			/* td's context is being saved: wait for cpu_switch. */
 			SC_CNT_INC(td->td_machine, blocked_waits);
 			while (atomic_load_explicit(&td->td_lock,
-			    memory_order_acquire) == &sc__blocked_lock) {
+			    memory_order_acquire) == &sc__blocked_lock)
 				sc__cpu_spinwait();
-			}
 			continue;
 		}
 		sc__spin_lock(td->td_machine, sp);

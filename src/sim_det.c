@@ -34,7 +34,7 @@
 #define SC_DS_PRIO_INIT	(INT64_C(1) << 40)
 
 /* This pthread's actor: its machine's state and its slot there. */
-static __thread struct sc_ds *sc_ds_mine SC_TLS_IE;
+__thread struct sc_ds *sc__ds_self SC_TLS_IE;
 static __thread int sc_ds_idx SC_TLS_IE;
 static __thread int sc_ds_inpoint SC_TLS_IE;
 
@@ -102,7 +102,7 @@ sc__ds_init(struct sc_machine *m)
 	atomic_store(&ds->ds_nactor, i + 1);
 	(void)pthread_mutex_init(&ds->ds_reg, NULL);
 	m->m_ds = ds;
-	sc_ds_mine = ds;
+	sc__ds_self = ds;
 	sc_ds_idx = i;
 	return (0);
 }
@@ -115,7 +115,7 @@ sc__ds_cpu_attach(struct sc_pcpu *pc)
 
 	if (ds == NULL)
 		return;
-	sc_ds_mine = ds;
+	sc__ds_self = ds;
 	sc_ds_idx = pc->pc_cpuid;
 }
 
@@ -141,7 +141,7 @@ sc_ds_plain_attach(struct sc_ds *ds)
 	atomic_store(&ds->ds_nactor, i + 1);
 	(void)pthread_mutex_unlock(&ds->ds_reg);
 	SC_CNT_INC(ds->ds_m, sim_late);
-	sc_ds_mine = ds;
+	sc__ds_self = ds;
 	sc_ds_idx = i;
 }
 
@@ -257,7 +257,7 @@ sc_ds_choose(struct sc_ds *ds, int me, bool waiting)
 static void
 sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 {
-	struct sc_ds *ds = sc_ds_mine;
+	struct sc_ds *ds = sc__ds_self;
 	int me, next;
 
 	if (ds == NULL || sc_ds_inpoint || atomic_load(&ds->ds_off))
@@ -285,32 +285,22 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	sc_ds_inpoint = 0;
 }
 
-/* A scheduling point. */
-void
-sc__ds_point(void)
+/*
+ * A scheduling point (sc__ds_point(), sc__ds_wait()): an IPI taken here
+ * walks from this function's frame, so it is never inlined.
+ */
+__attribute__((noinline)) void
+sc__ds_point_slow(bool waiting)
 {
-	if (sc_ds_mine == NULL)
-		return;
 	sc_ds_point1((uintptr_t)__builtin_frame_address(0),
-	    (uintptr_t)__builtin_return_address(0), false);
+	    (uintptr_t)__builtin_return_address(0), waiting);
 }
 
-/* A scheduling point where the caller waits for another actor. */
+/* sc__ds_enter(), for a machine in deterministic mode. */
 void
-sc__ds_wait(void)
+sc__ds_enter_slow(struct sc_machine *m)
 {
-	if (sc_ds_mine == NULL)
-		return;
-	sc_ds_point1((uintptr_t)__builtin_frame_address(0),
-	    (uintptr_t)__builtin_return_address(0), true);
-}
-
-/* The first call of a plain pthread into a deterministic machine. */
-void
-sc__ds_enter(struct sc_machine *m)
-{
-	if (m->m_ds == NULL || sc_ds_mine == m->m_ds ||
-	    atomic_load(&m->m_ds->ds_off))
+	if (sc__ds_self == m->m_ds || atomic_load(&m->m_ds->ds_off))
 		return;
 	if (sc__pcpu_get() != NULL)
 		return;
@@ -318,26 +308,6 @@ sc__ds_enter(struct sc_machine *m)
 	sc__ds_point();
 }
 
-/* This pthread is an actor of a deterministic machine that runs. */
-bool
-sc__ds_active(void)
-{
-	struct sc_ds *ds = sc_ds_mine;
-
-	return (ds != NULL && atomic_load_explicit(&ds->ds_off,
-	    memory_order_relaxed) == 0);
-}
-
-/*
- * The clock of the library's bounds and of the trace: virtual (a step, a
- * microsecond) for an actor of a deterministic machine, else
- * CLOCK_MONOTONIC.  Async-signal-safe.
- */
-uint64_t
-sc__ds_clock(void)
-{
-	return (sc__ds_active() ? sc_ds_mine->ds_step * 1000 : sc_now_ns());
-}
 
 /* At destroy (or past SC_DS_MAX_STEPS): every actor runs free from now on. */
 void
@@ -354,8 +324,8 @@ sc__ds_stop(struct sc_machine *m)
 		atomic_store(&ds->ds_actor[i].a_go, 1);
 		sc__futex_wake(&ds->ds_actor[i].a_go, 1);
 	}
-	if (sc_ds_mine == ds)
-		sc_ds_mine = NULL;
+	if (sc__ds_self == ds)
+		sc__ds_self = NULL;
 }
 
 void

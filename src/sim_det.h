@@ -42,14 +42,63 @@ struct sc_ds {
 
 int	sc__ds_init(struct sc_machine *m);
 void	sc__ds_cpu_attach(struct sc_pcpu *pc);
-void	sc__ds_enter(struct sc_machine *m);
-void	sc__ds_point(void);
-void	sc__ds_wait(void);
-bool	sc__ds_active(void);
-uint64_t sc__ds_clock(void);
+void	sc__ds_enter_slow(struct sc_machine *m);
+void	sc__ds_point_slow(bool waiting);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 void	sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
+
+/*
+ * This pthread's deterministic machine, or NULL (sim_det.c).  The inline
+ * tests below are all that real concurrency pays: one TLS load at each
+ * spin-lock acquire and release, and no call.
+ */
+extern __thread struct sc_ds *sc__ds_self SC_TLS_IE;
+
+/* A scheduling point. */
+static inline void
+sc__ds_point(void)
+{
+	if (__builtin_expect(sc__ds_self != NULL, 0))
+		sc__ds_point_slow(false);
+}
+
+/* A scheduling point where the caller waits for another actor. */
+static inline void
+sc__ds_wait(void)
+{
+	if (__builtin_expect(sc__ds_self != NULL, 0))
+		sc__ds_point_slow(true);
+}
+
+/* This pthread is an actor of a deterministic machine that runs. */
+static inline bool
+sc__ds_active(void)
+{
+	struct sc_ds *ds = sc__ds_self;
+
+	return (ds != NULL && atomic_load_explicit(&ds->ds_off,
+	    memory_order_relaxed) == 0);
+}
+
+/*
+ * The clock of the library's bounds and of the trace: virtual (a step, a
+ * microsecond) for an actor of a deterministic machine, else
+ * CLOCK_MONOTONIC.  Async-signal-safe.
+ */
+static inline uint64_t
+sc__ds_clock(void)
+{
+	return (sc__ds_active() ? sc__ds_self->ds_step * 1000 : sc_now_ns());
+}
+
+/* The first call of a plain pthread into a deterministic machine. */
+static inline void
+sc__ds_enter(struct sc_machine *m)
+{
+	if (__builtin_expect(m->m_ds != NULL, 0))
+		sc__ds_enter_slow(m);
+}
 
 /*
  * cpu_spinwait(): one turn of a spin-wait loop.  In deterministic mode it
