@@ -135,19 +135,14 @@ sc_ipi_nmi(struct sc_pcpu *pc, struct sc_intr_frame *frame)
 	    &pc->pc_spinlock_count, memory_order_relaxed) != 0);
 }
 
+/*
+ * An interrupt on pc, from the signal handler or (deterministic mode) a
+ * scheduling point: the NMI first, then the rest unless interrupts are
+ * disabled.  uc: the signal's context, or NULL.
+ */
 static void
-sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
+sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc)
 {
-	int saved_errno = errno;
-	struct sc_pcpu *pc = sc__pcpu_handler();
-	struct sc_intr_frame frame;
-	ucontext_t *uc = ucv;
-
-	(void)sig;
-	(void)si;
-	if (pc == NULL)
-		goto out;		/* not a CPU pthread: ignore */
-	sc_ipi_frame(pc, uc, &frame);
 	/*
 	 * SC_PROTO_NMI: an NMI is taken whatever the interrupt flag says;
 	 * its handler answers depth 0 when interrupts were disabled.
@@ -155,9 +150,9 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
 	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
 	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
-		sc_ipi_nmi(pc, &frame);
+		sc_ipi_nmi(pc, frame);
 		if (atomic_load(&pc->pc_ipi_pending) == 0)
-			goto out;	/* nothing else came with it */
+			return;		/* nothing else came with it */
 	}
 	if (atomic_load_explicit(&pc->pc_spinlock_count,
 	    memory_order_relaxed) != 0) {
@@ -168,46 +163,48 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,
 		    atomic_load_explicit(&pc->pc_curthread,
 		    memory_order_relaxed)->td_tid, 0, 0);
-		goto out;
+		return;
 	}
-	sc_ipi_dispatch(pc, &frame, uc);
-out:
+	sc_ipi_dispatch(pc, frame, uc);
+}
+
+static void
+sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct sc_pcpu *pc = sc__pcpu_handler();
+	struct sc_intr_frame frame;
+	ucontext_t *uc = ucv;
+
+	(void)sig;
+	(void)si;
+	if (pc != NULL) {		/* else not a CPU pthread: ignore */
+		sc_ipi_frame(pc, uc, &frame);
+		sc_ipi_take(pc, &frame, uc);
+	}
 	errno = saved_errno;
 }
 
 /*
  * Deterministic mode: the IPIs pending on pc, taken at a scheduling point
  * of its CPU pthread, as the signal handler takes them; the "interrupted"
- * frame is the point's (rbp, rip).
+ * frame is the point's (rbp, rip).  An IPI already deferred is deferred
+ * once: the points that follow, until spinlock_exit() runs it, are not
+ * new arrivals (a signal arrives once).
  */
 void
 sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 {
 	struct sc_intr_frame frame;
 
+	if (atomic_load_explicit(&pc->pc_intr_deferred,
+	    memory_order_relaxed) != 0 && (atomic_load_explicit(
+	    &pc->pc_ipi_pending, memory_order_relaxed) & SC_IPI_NMI) == 0)
+		return;
 	frame.if_rip = rip;
 	frame.if_rbp = rbp;
 	frame.if_rsp = rbp;
-	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
-	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
-	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
-		sc_ipi_nmi(pc, &frame);
-		if (atomic_load(&pc->pc_ipi_pending) == 0)
-			return;
-	}
-	if (atomic_load_explicit(&pc->pc_spinlock_count,
-	    memory_order_relaxed) != 0) {
-		if (atomic_exchange_explicit(&pc->pc_intr_deferred, 1,
-		    memory_order_relaxed) == 0) {
-			SC_CNT_INC(pc->pc_machine, ipis_deferred);
-			SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED,
-			    pc->pc_cpuid, atomic_load_explicit(
-			    &pc->pc_curthread, memory_order_relaxed)->td_tid,
-			    0, 0);
-		}
-		return;
-	}
-	sc_ipi_dispatch(pc, &frame, NULL);
+	sc_ipi_take(pc, &frame, NULL);
 }
 
 /*
