@@ -235,10 +235,7 @@ sc__mtx_lock(struct sc_mtx *mx)
 			atomic_store(&mx->mx_waiters, 1);
 			if (sc_mtx_try(mx, self))
 				return;
-			if (sc__ds_active())
-				sc__ds_wait();
-			else
-				sc__futex_wait(&mx->mx_futex, seq, 0);
+			sc__futex_wait(&mx->mx_futex, seq, 0);
 		}
 		if (sc_mtx_try(mx, sc__owner_self()))
 			return;
@@ -272,11 +269,7 @@ sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns)
 		now = sc__ds_clock();
 		if (now >= deadline_ns)
 			return (ETIMEDOUT);
-		if (sc__ds_active())
-			sc__ds_wait();
-		else
-			sc__futex_wait(&mx->mx_futex, seq,
-			    (long)(deadline_ns - now));
+		sc__futex_wait(&mx->mx_futex, seq, (long)(deadline_ns - now));
 	}
 }
 

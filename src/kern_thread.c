@@ -489,11 +489,7 @@ sc_thread_join_wait(struct sc_thread *td)
 		} else {
 			/* The bound re-checks for a park, which does not
 			 * change the futex word. */
-			if (sc__ds_active())
-				sc__ds_wait();
-			else
-				sc__futex_wait(&td->td_exited, 0,
-				    100 * 1000 * 1000L);
+			sc__futex_wait(&td->td_exited, 0, 100 * 1000 * 1000L);
 		}
 	}
 }

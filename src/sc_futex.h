@@ -1,7 +1,9 @@
 /*
  * Futexes (internal; Linux only), the one copy: the idle loop, the sleep
  * mutexes, the requester's answer wait and thread join all wait on them.
- * The clock is sc_now_ns() (stackcap/testing.h).
+ * The clock is sc_now_ns() (stackcap/testing.h).  In deterministic mode a
+ * wait is a scheduling point instead (sim_det.c): whoever would wake the
+ * waiter runs only when the waiter gives up the run token.
  */
 #ifndef SC_FUTEX_H
 #define SC_FUTEX_H
@@ -13,10 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sc_internal.h"
+
 /* Wait while *uaddr == val, at most timeout_ns (0: no bound).  Returns the
  * raw result; callers always re-check their condition. */
 static inline long
-sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+sc__futex_wait_raw(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 {
 	struct timespec ts, *tsp = NULL;
 
@@ -27,6 +31,21 @@ sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 	}
 	return (syscall(SYS_futex, uaddr, FUTEX_WAIT_PRIVATE, val, tsp, NULL,
 	    0));
+}
+
+/*
+ * A blocking wait of the simulation: sc__futex_wait_raw(), or in
+ * deterministic mode one scheduling point where the caller waits, which
+ * returns as a spurious wakeup does.
+ */
+static inline long
+sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+{
+	if (__builtin_expect(sc__ds_active(), 0)) {
+		sc__ds_wait();
+		return (0);
+	}
+	return (sc__futex_wait_raw(uaddr, val, timeout_ns));
 }
 
 /* Async-signal-safe. */

@@ -153,7 +153,7 @@ sc_ds_wait_token(struct sc_ds *ds, int me)
 	uint64_t start = 0, now;
 
 	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0) {
-		sc__futex_wait(&a->a_go, 0, 100 * 1000 * 1000L);
+		sc__futex_wait_raw(&a->a_go, 0, 100 * 1000 * 1000L);
 		now = sc_now_ns();
 		if (start == 0)
 			start = now;
