@@ -114,8 +114,8 @@ sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
 
 /* Live threads of p with after < tid <= bound, at most max of them, in
  * tid order (the list is in creation order). */
-static size_t
-sc_proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
+size_t
+sc__proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
 {
 	struct sc_thread *td;
 	size_t n = 0;
@@ -134,8 +134,8 @@ sc_proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
 }
 
 /* tdfind(): the live thread of p whose tid is tid, or NULL. */
-static struct sc_thread *
-sc_proc_tdfind(struct sc_proc *p, int tid)
+struct sc_thread *
+sc__proc_tdfind(struct sc_proc *p, int tid)
 {
 	struct sc_thread *td;
 
@@ -226,13 +226,13 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 	sc_proc_unlock(p);
 	for (;;) {
 		sc_proc_lock(p);
-		nt = sc_proc_tids(p, last, bound, tids, SC_KSTACK_CHUNK);
+		nt = sc__proc_tids(p, last, bound, tids, SC_KSTACK_CHUNK);
 		sc_proc_unlock(p);
 		if (nt == 0)
 			break;
 		for (j = 0; j < nt; j++) {
 			sc_proc_lock(p);
-			td = sc_proc_tdfind(p, tids[j]);
+			td = sc__proc_tdfind(p, tids[j]);
 			if (td != NULL && i < max)
 				sc_proc_kstack_one(td, &one);
 			sc_proc_unlock(p);
