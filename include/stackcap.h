@@ -181,8 +181,11 @@ enum sc_wait_strategy {
  * point, the thread concerned and the hook argument.
  * - SC_HOOK_SAVE_UNLOCKED: requester, right after it dropped td's thread
  *   lock (step 4); td is the target.  Plain context: may block (bounded).
- * - SC_HOOK_SAVE_BEFORE_IPI: requester, capture mutex held, request
- *   published, right before ipi_cpu(); td is the target.
+ *   A snapshot calls it for each running thread it looks at.
+ * - SC_HOOK_SAVE_BEFORE_IPI: requester, the slot of td's CPU locked (and
+ *   intr_lock, with capture_serial), request published, right before
+ *   ipi_cpu(); td is the target.  A snapshot calls it for each slot of a
+ *   round, before it sends the round's IPIs.
  * - SC_HOOK_INTR_BEFORE_WALK: in the target CPU's IPI_TRACE handler, before
  *   the walk; td is the interrupted thread.  MUST be async-signal-safe.
  * - SC_HOOK_SWITCH_NOCPU: inside the switch of td, after td_oncpu became

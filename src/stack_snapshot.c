@@ -189,6 +189,7 @@ sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
 	}
 	SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), e->se_tid, 0, 0);
 	sc_thread_unlock(td);
+	sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
 	e->se_cpu = atomic_load(&td->td_oncpu);
 	if (e->se_cpu == SC_NOCPU) {
 		/* Switching, on or off a CPU: the next round looks again. */
@@ -272,6 +273,8 @@ sc_snap_round(struct sc_snap *sn, uint64_t round)
 			ss->ss_ent = -1;
 			continue;
 		}
+		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI,
+		    sn->sn_ent[ss->ss_ent].se_td);
 		nsent++;
 	}
 	if (nsent == 0) {
