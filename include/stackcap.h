@@ -705,6 +705,7 @@ enum sc_trace_event {
 				   of the struct's previous thread; a1 the
 				   struct's generation (sc_thread_gen()) */
 	SC_TRACE_SWAP,		/* tid; a0 1 swapped out, 0 swapped in */
+	SC_TRACE_SNAPSHOT_BEGIN, /* requester; a0 threads to look at */
 	SC_TRACE_SNAPSHOT_ROUND, /* requester; a0 round (1, 2...); a1 the
 				   CPUs interrupted in it */
 	SC_TRACE_SNAPSHOT_DONE,	/* requester; a0 threads listed; a1 rounds */
@@ -818,7 +819,10 @@ struct sc_kstack {
 	int		state;
 	char		tdname[32];
 	struct sc_stack	stack;
-	int		kk_spare[16];	/* zero; room to grow, as
+	int		pid;		/* stackcap 0.5: the thread's
+					   process (kinfo_kstack has none:
+					   procstat asked for it) */
+	int		kk_spare[15];	/* zero; room to grow, as
 					   kinfo_kstack's kkst_ispare */
 };
 

@@ -79,7 +79,7 @@
 #define SC__CONFIG_SIZE_V0	(offsetof(struct sc_machine_config,	\
 	hold_lock_across_ipi) + sizeof(int))
 #define SC__COUNTERS_SIZE_V0	offsetof(struct sc_counters, ebusy_user)
-#define SC__KSTACK_SIZE_V0	offsetof(struct sc_kstack, kk_spare)
+#define SC__KSTACK_SIZE_V0	offsetof(struct sc_kstack, pid)
 
 /* IPI vectors, one bit each in pc_ipi_pending (x86 mp_x86.c). */
 #define SC_IPI_TRACE	0x01	/* capture the interrupted thread's stack */
@@ -566,6 +566,8 @@ int	sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
 size_t	sc__proc_tids(struct sc_proc *p, int after, int bound, int *tids,
 	    size_t max);
 struct sc_thread *sc__proc_tdfind(struct sc_proc *p, int tid);
+struct sc_kstack *sc__kstack_elem(struct sc_kstack *out, size_t elsize,
+	    size_t i, const struct sc_proc *p, int tid, const char *name);
 
 /* stack_capture.c: the walker with FreeBSD 12's bounds (SC_PROTO_NMI). */
 int	sc__stack_walk_fbsd12(struct sc_stack *st, uintptr_t fp,

@@ -182,10 +182,10 @@ sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
 		return;
 	}
 	if (!e->se_pending) {
+		/* No CAPTURE_BEGIN: the snapshot's captures overlap, and
+		 * its SNAPSHOT_BEGIN stands for them (trace_json.c). */
 		e->se_pending = true;
 		sn->sn_npending++;
-		SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), e->se_tid,
-		    sn->sn_self != NULL ? sn->sn_self->td_tid : 0, 0);
 	}
 	SC_TRACE(m, SC_TRACE_LOCK_DROPPED, sc_curcpu(), e->se_tid, 0, 0);
 	sc_thread_unlock(td);
@@ -325,12 +325,10 @@ sc_snap_find(struct sc_snap *sn, struct sc_kstack *out, size_t elsize,
     size_t max)
 {
 	struct sc_snap_ent *e;
-	struct sc_kstack *kk;
-	size_t i, known, listed = 0;
+	size_t i, listed = 0;
 	struct sc_proc *held = NULL;
 	bool keep = false;
 
-	known = elsize < sizeof(*kk) ? elsize : sizeof(*kk);
 	for (i = 0; i < sn->sn_n; i++) {
 		e = &sn->sn_ent[i];
 		if (e->se_p != held) {
@@ -344,15 +342,8 @@ sc_snap_find(struct sc_snap *sn, struct sc_kstack *out, size_t elsize,
 		if (e->se_td == NULL)
 			continue;	/* exited meanwhile */
 		if (listed < max) {
-			/* Elements are the caller's size apart. */
-			kk = (struct sc_kstack *)(void *)((char *)out +
-			    listed * elsize);
-			memset((char *)kk + SC__KSTACK_SIZE_V0, 0,
-			    known - SC__KSTACK_SIZE_V0);
-			kk->tid = e->se_tid;
-			snprintf(kk->tdname, sizeof(kk->tdname), "%s",
-			    e->se_td->td_name);
-			e->se_out = kk;
+			e->se_out = sc__kstack_elem(out, elsize, listed, held,
+			    e->se_tid, e->se_td->td_name);
 			sc_snap_look(sn, e);
 			keep |= e->se_pending;
 		}
@@ -452,6 +443,7 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 		free(sn.sn_slot);
 		return (error);
 	}
+	SC_TRACE(m, SC_TRACE_SNAPSHOT_BEGIN, sc_curcpu(), 0, sn.sn_n, 0);
 	listed = sc_snap_find(&sn, out, elsize, max);
 	sn.sn_deadline = m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
 	    sc__ds_clock() + (uint64_t)m->m_cfg.capture_timeout_ns;

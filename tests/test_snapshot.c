@@ -65,6 +65,11 @@ test_snapshot_one_round(void **state)
 		snprintf(name, sizeof(name), "idle: cpu%zu", i);
 		assert_string_equal(R.snap[i].tdname, name);
 	}
+	/* Three processes, in pid order: idle, scenario, scenario2. */
+	assert_int_equal(R.snap[0].pid, R.snap[2].pid);
+	assert_true(R.snap[2].pid < R.snap[3].pid);
+	assert_int_equal(R.snap[3].pid, R.snap[4].pid);
+	assert_true(R.snap[4].pid < R.snap[5].pid);
 	/* By pid, then tid: the sleeper (created last) before spinner1. */
 	assert_int_equal(R.snap[3].tid, R.snap_tids[0]);
 	assert_int_equal(R.snap[4].tid, R.sleeper_tid);
@@ -332,7 +337,7 @@ test_snapshot_serial_and_old_size(void **state)
 	struct bspin b = { .cpu = 1 };
 	struct sc_kstack kk[4], *k;
 	char buf[4 * sizeof(struct sc_kstack)];
-	size_t n, v0 = offsetof(struct sc_kstack, kk_spare);
+	size_t n, v0 = offsetof(struct sc_kstack, pid);
 	int serial;
 
 	(void)state;

@@ -8,7 +8,8 @@
  * out (<swapped>), threads running in the kernel on a CPU (bufdaemon, dd:
  * captured by an IPI while they run) and one running in user mode
  * (<running>: the IPI found no kernel frame, EBUSY).  Every thread's stack
- * comes from sc_proc_kstack(), the library's kern.proc.kstack.
+ * comes from one sc_machine_snapshot(): the library's kern.proc.kstack for
+ * every process, with all the running threads' CPUs interrupted at once.
  *
  * usage: stackcap-demo [--ncpu N] | --scenario NAME [--json FILE] |
  *        --sample N [--ncpu N] | --help
@@ -548,41 +549,38 @@ kstack_line(const struct demo_opts *o, const struct sc_proc *p,
 	printf("%-29s\n", trace);
 }
 
-static int
-kstack_tid_cmp(const void *a, const void *b)
-{
-	const struct sc_kstack *x = a, *y = b;
-
-	return (x->tid < y->tid ? -1 : x->tid > y->tid);
-}
-
-/* Every thread of p, sorted by tid as procstat sorts them. */
-static void
-kstack_proc(const struct demo_opts *o, struct sc_proc *p)
-{
-	static struct sc_kstack kk[DEMO_MAX_THREADS];
-	size_t i, n;
-
-	if (sc_proc_kstack(p, kk, DEMO_MAX_THREADS, &n) != 0)
-		return;
-	if (n > DEMO_MAX_THREADS)
-		n = DEMO_MAX_THREADS;
-	qsort(kk, n, sizeof(kk[0]), kstack_tid_cmp);
-	for (i = 0; i < n; i++)
-		kstack_line(o, p, &kk[i]);
-}
-
-/* procstat -kk -a: every process of m, by pid, the idle process too. */
+/*
+ * procstat -kk -a: every thread of every process of m (the idle process
+ * too), by pid then tid, from one sc_machine_snapshot(): every running
+ * thread's CPU is interrupted in the same round.
+ */
 static void
 kstack_all(const struct demo_opts *o, struct sc_machine *m)
 {
+	static struct sc_kstack kk[DEMO_MAX_THREADS];
 	struct sc_proc *procs[DEMO_MAX_PROCS + 1];
-	size_t i, n;
+	size_t i, j, n, np;
+	int error;
 
-	sc_machine_procs(m, procs, DEMO_MAX_PROCS + 1, &n);
+	sc_machine_procs(m, procs, DEMO_MAX_PROCS + 1, &np);
+	if (np > DEMO_MAX_PROCS + 1)
+		np = DEMO_MAX_PROCS + 1;
+	if ((error = sc_machine_snapshot(m, kk, DEMO_MAX_THREADS, &n)) != 0) {
+		fprintf(stderr, "stackcap-demo: sc_machine_snapshot: %s\n",
+		    strerror(error));
+		return;
+	}
+	if (n > DEMO_MAX_THREADS)
+		n = DEMO_MAX_THREADS;
 	kstack_header();
-	for (i = 0; i < n && i <= DEMO_MAX_PROCS; i++)
-		kstack_proc(o, procs[i]);
+	for (i = 0, j = 0; i < n; i++) {
+		/* Both lists are in pid order. */
+		while (j < np && sc_proc_pid(procs[j]) != kk[i].pid)
+			j++;
+		if (j == np)
+			break;
+		kstack_line(o, procs[j], &kk[i]);
+	}
 }
 
 /* ------------------------------------------------------------------------
