@@ -14,10 +14,14 @@
  * is held for the pcb walk and dropped before the IPI; an answer counts
  * only if it names the thread it was for.
  *
- * A round: look at each thread still to capture under its thread lock
- * (walk its pcb if it is not running; else note td_oncpu and drop the
- * lock), open the slot of each CPU found (in CPU order, so that two
- * snapshots never wait for each other in a cycle), send all the IPIs, then
+ * First every process is locked (in pid order, and kept locked to the
+ * end) and each thread looked at under its thread lock: a running one
+ * gets its td_oncpu noted and its lock dropped; the others are left to
+ * walk.  A round: look again at each running thread whose CPU is not
+ * known, open the slot of each CPU found (in CPU order, so that two
+ * snapshots never wait for each other in a cycle), send all the IPIs, walk
+ * the threads left to walk while the IPIs fly (each from its pcb, under
+ * its thread lock, or, if it runs by now, left to the next round), then
  * collect every answer.  A thread whose answer named another (it switched
  * off meanwhile), whose td_oncpu was NOCPU (switching), or whose CPU
  * another thread of the round claimed (a stale td_oncpu) is looked at
@@ -47,6 +51,8 @@ struct sc_snap_ent {
 	int		se_cpu;		/* this round's CPU, or SC_NOCPU:
 					   look again */
 	bool		se_pending;	/* running, not captured yet */
+	bool		se_walk;	/* not running at the first look:
+					   walk it during the first round */
 };
 
 struct sc_snap {
@@ -54,7 +60,9 @@ struct sc_snap {
 	struct sc_thread *sn_self;
 	struct sc_snap_ent *sn_ent;
 	size_t		sn_n, sn_cap;
-	size_t		sn_npending;
+	size_t		sn_npending, sn_nwalk;
+	struct sc_proc	**sn_procs;	/* every process, by pid: locked */
+	size_t		sn_nprocs;
 	uint64_t	sn_deadline;
 	struct sc_snap_slot {
 		int		ss_ent;	/* the round's entry, or -1 */
@@ -138,9 +146,11 @@ sc_snap_done(struct sc_snap *sn, struct sc_snap_ent *e, int state,
 }
 
 /*
- * Look at e's thread under its thread lock: capture it now unless it runs
- * (sc_stack_save_td() walks its pcb; the thread cannot start running while
- * we hold its lock), else drop the lock (step 4) and note its CPU.
+ * Look at e's thread under its thread lock.  Running: drop the lock (step
+ * 4) and note its CPU.  Not running at the first look: leave it to walk
+ * (sc_snap_walk()); at a later look (it ran before): walk its pcb now,
+ * which ends its capture.  The thread cannot start running while we hold
+ * its lock.
  */
 static void
 sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
@@ -149,7 +159,6 @@ sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
 	struct sc_thread *td = e->se_td;
 	const struct sc_range *text;
 	size_t ntext;
-	int error;
 
 	sc_thread_lock(td);
 	if (e->se_pending)
@@ -162,15 +171,12 @@ sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
 		return;
 	}
 	if (!e->se_pending && (!TD_IS_RUNNING(td) || td == sn->sn_self)) {
-		/* A capture of its own, with its own trace and counters. */
-		error = sc_stack_save_td(&e->se_out->stack, td);
 		sc_thread_unlock(td);
-		e->se_out->state = error == 0 ? SC_KKST_STATE_STACKOK :
-		    SC_KKST_STATE_RUNNING;
+		e->se_walk = true;
+		sn->sn_nwalk++;
 		return;
 	}
 	if (!TD_IS_RUNNING(td)) {
-		/* It ran at an earlier look: the pcb walk ends its capture. */
 		sc_text_ranges(&text, &ntext);
 		sc_stack_walk(&e->se_out->stack, td->td_pcb.pcb_rbp,
 		    td->td_kstack, text, ntext);
@@ -194,6 +200,42 @@ sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
 	if (e->se_cpu == SC_NOCPU) {
 		/* Switching, on or off a CPU: the next round looks again. */
 		SC_CNT_INC(m, retry_nocpu);
+	}
+}
+
+/*
+ * Walk the threads left to walk: each is a capture of its own, with its
+ * own trace and counters (sc_stack_save_td() walks the pcb, or, for the
+ * caller itself, its own stack).  One that runs by now is left to the
+ * next round.
+ */
+static void
+sc_snap_walk(struct sc_snap *sn)
+{
+	struct sc_snap_ent *e;
+	struct sc_thread *td;
+	size_t i;
+	int error;
+
+	for (i = 0; sn->sn_nwalk > 0 && i < sn->sn_n; i++) {
+		e = &sn->sn_ent[i];
+		if (!e->se_walk)
+			continue;
+		e->se_walk = false;
+		sn->sn_nwalk--;
+		td = e->se_td;
+		sc_thread_lock(td);
+		if (TD_IS_RUNNING(td) && td != sn->sn_self) {
+			sc_thread_unlock(td);
+			e->se_pending = true;
+			e->se_cpu = SC_NOCPU;
+			sn->sn_npending++;
+			continue;
+		}
+		error = sc_stack_save_td(&e->se_out->stack, td);
+		sc_thread_unlock(td);
+		e->se_out->state = error == 0 ? SC_KKST_STATE_STACKOK :
+		    SC_KKST_STATE_RUNNING;
 	}
 }
 
@@ -278,8 +320,10 @@ sc_snap_round(struct sc_snap *sn, uint64_t round)
 		nsent++;
 	}
 	if (nsent == 0) {
+		sc_snap_walk(sn);
 		/* Only NOCPU threads: they are switching, shortly. */
-		sc__cpu_spinwait();
+		if (sn->sn_npending > 0)
+			sc__cpu_spinwait();
 		return (false);
 	}
 	SC_CNT_INC(m, snapshot_rounds);
@@ -289,6 +333,8 @@ sc_snap_round(struct sc_snap *sn, uint64_t round)
 		if (sn->sn_slot[cpu].ss_ent >= 0)
 			sc__ipi_cpu(&m->m_pcpu[cpu], SC_IPI_TRACE,
 			    sn->sn_ent[sn->sn_slot[cpu].ss_ent].se_tid);
+	/* While the IPIs fly. */
+	sc_snap_walk(sn);
 	for (cpu = 0; cpu < m->m_ncpu; cpu++) {
 		ss = &sn->sn_slot[cpu];
 		if (ss->ss_ent < 0)
@@ -303,12 +349,13 @@ sc_snap_round(struct sc_snap *sn, uint64_t round)
 	return (true);
 }
 
-/* Give up on every thread still pending: the bound expired. */
+/* The bound expired: walk what is left, give up on the running. */
 static void
 sc_snap_expire(struct sc_snap *sn)
 {
 	size_t i;
 
+	sc_snap_walk(sn);
 	for (i = 0; i < sn->sn_n; i++)
 		if (sn->sn_ent[i].se_pending)
 			sc_snap_done(sn, &sn->sn_ent[i],
@@ -316,9 +363,9 @@ sc_snap_expire(struct sc_snap *sn)
 }
 
 /*
- * Find each thread again under its proc lock and look at it.  A proc's
- * lock stays held while one of its threads is pending, and is dropped
- * once none is; entries are in pid order, so locks are taken in it.
+ * Lock every process, in pid order (they stay locked to the end, so that
+ * no thread of the snapshot exits or is swapped out), find each thread
+ * again (tdfind()) and look at it.
  */
 static size_t
 sc_snap_find(struct sc_snap *sn, struct sc_kstack *out, size_t elsize,
@@ -326,48 +373,22 @@ sc_snap_find(struct sc_snap *sn, struct sc_kstack *out, size_t elsize,
 {
 	struct sc_snap_ent *e;
 	size_t i, listed = 0;
-	struct sc_proc *held = NULL;
-	bool keep = false;
 
+	for (i = 0; i < sn->sn_nprocs; i++)
+		sc_proc_lock(sn->sn_procs[i]);
 	for (i = 0; i < sn->sn_n; i++) {
 		e = &sn->sn_ent[i];
-		if (e->se_p != held) {
-			if (held != NULL && !keep)
-				sc_proc_unlock(held);
-			held = e->se_p;
-			keep = false;
-			sc_proc_lock(held);
-		}
-		e->se_td = sc__proc_tdfind(held, e->se_tid);
+		e->se_td = sc__proc_tdfind(e->se_p, e->se_tid);
 		if (e->se_td == NULL)
 			continue;	/* exited meanwhile */
 		if (listed < max) {
-			e->se_out = sc__kstack_elem(out, elsize, listed, held,
-			    e->se_tid, e->se_td->td_name);
+			e->se_out = sc__kstack_elem(out, elsize, listed,
+			    e->se_p, e->se_tid, e->se_td->td_name);
 			sc_snap_look(sn, e);
-			keep |= e->se_pending;
 		}
 		listed++;
 	}
-	if (held != NULL && !keep)
-		sc_proc_unlock(held);
 	return (listed);
-}
-
-/* Drop the proc locks still held, each once. */
-static void
-sc_snap_unlock(struct sc_snap *sn)
-{
-	struct sc_proc *last = NULL;
-	size_t i;
-
-	for (i = 0; i < sn->sn_n; i++) {
-		if (sn->sn_ent[i].se_p == last ||
-		    !sc_proc_lock_owned(sn->sn_ent[i].se_p))
-			continue;
-		last = sn->sn_ent[i].se_p;
-		sc_proc_unlock(last);
-	}
 }
 
 /*
@@ -433,12 +454,14 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	memset(&sn, 0, sizeof(sn));
 	sn.sn_m = m;
 	sn.sn_self = sc_curthread();
+	sn.sn_procs = procs;
+	sn.sn_nprocs = nprocs;
 	sn.sn_slot = malloc((size_t)m->m_ncpu * sizeof(*sn.sn_slot));
 	error = sn.sn_slot == NULL ? ENOMEM : 0;
 	for (i = 0; error == 0 && i < nprocs; i++)
 		error = sc_snap_list(&sn, procs[i]);
-	free(procs);
 	if (error != 0) {
+		free(procs);
 		free(sn.sn_ent);
 		free(sn.sn_slot);
 		return (error);
@@ -447,7 +470,7 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	listed = sc_snap_find(&sn, out, elsize, max);
 	sn.sn_deadline = m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
 	    sc__ds_clock() + (uint64_t)m->m_cfg.capture_timeout_ns;
-	for (round = 0; sn.sn_npending > 0;) {
+	for (round = 0; sn.sn_npending > 0 || sn.sn_nwalk > 0;) {
 		if (sc__ds_clock() >= sn.sn_deadline) {
 			sc_snap_expire(&sn);
 			break;
@@ -455,12 +478,15 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 		if (sc_snap_round(&sn, round + 1))
 			round++;
 	}
-	sc_snap_unlock(&sn);
+	for (i = 0; i < nprocs; i++)
+		sc_proc_unlock(procs[i]);
 	SC_TRACE(m, SC_TRACE_SNAPSHOT_DONE, sc_curcpu(), 0, listed, round);
+	free(procs);
 	free(sn.sn_ent);
 	free(sn.sn_slot);
 	*n = listed;
 	return (0);
+
 }
 
 int

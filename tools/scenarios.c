@@ -998,8 +998,12 @@ scn_snapshot(struct sc_proc *p, struct scn_result *res)
 	return (stop_pair(t));
 }
 
-/* Right before the round's IPIs, spinner0 sleeps: its CPU's idle thread
- * answers; the next round finds it asleep and walks its pcb. */
+/*
+ * Right before the round's IPIs, spinner0 sleeps and cpu0 runs its idle
+ * thread, which answers.  The idle thread, not running when first looked
+ * at, runs by the time it is walked: both go to the next round, which
+ * walks spinner0's pcb and interrupts cpu0 again for its idle thread.
+ */
 static int
 scn_snapshot_retry(struct sc_proc *p, struct scn_result *res)
 {
@@ -1007,11 +1011,15 @@ scn_snapshot_retry(struct sc_proc *p, struct scn_result *res)
 	    .cmd = CMD_SLEEP, .wait_for = SC_TDS_INHIBITED };
 	struct sc_machine *m = sc_proc_machine(p);
 	struct scn_target t[2];
-	struct sc_proc *p2;
+	struct sc_proc *p2, *idle;
+	size_t n;
 	int error;
 
 	if ((error = start_pair(p, t, &p2)) != 0)
 		return (error);
+	/* The hook returns once cpu0 runs its idle thread. */
+	sc_machine_procs(m, &idle, 1, &n);
+	sc_proc_threads(idle, &h.other, 1, &n);
 	h.t = &t[0];
 	sc_machine_set_hook(m, hook_command, &h);
 	error = snapshot(p, t, res);
