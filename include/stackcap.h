@@ -887,19 +887,20 @@ SC_EXTERN int	sc_machine_snapshot_sz(struct sc_machine *m,
  * ------------------------------------------------------------------------ */
 
 #define STACKCAP_VERSION_MAJOR	0
-#define STACKCAP_VERSION_MINOR	2
+#define STACKCAP_VERSION_MINOR	5
 #define STACKCAP_VERSION_PATCH	0
 /* (MAJOR << 16) | (MINOR << 8) | PATCH, for #if comparisons. */
 #define STACKCAP_VERSION_HEX	((STACKCAP_VERSION_MAJOR << 16) |	\
 	(STACKCAP_VERSION_MINOR << 8) | STACKCAP_VERSION_PATCH)
 
 /* The version of the library the program runs with (STACKCAP_VERSION_HEX
- * of its header), and as "0.2.0".  Context: any. */
+ * of its header), and as "0.5.0".  Context: any. */
 SC_EXTERN unsigned int sc_version(void);
 SC_EXTERN const char *sc_version_string(void);
 
 #if defined(SC_BUILDING_LIBRARY)
-/* The entry points of stackcap 0.1, with its struct sizes. */
+/* The entry points of stackcap 0.1, with its struct sizes, and
+ * sc_machine_snapshot() with 0.5's (the release that added it). */
 SC_EXTERN void	sc_machine_config_init(struct sc_machine_config *cfg);
 SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
 		    struct sc_machine **mp);
