@@ -234,6 +234,52 @@ test_snapshot_bad_input(void **state)
 	assert_int_equal(n, 2);
 }
 
+/* A snapshot from a hook inside a capture would wait for the slot that
+ * capture holds: a KASSERT, and the capture goes on untouched. */
+static atomic_int hook_error = -1;
+
+static void
+snapshot_hook(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	static struct sc_kstack kk[4];
+	size_t n;
+
+	(void)arg;
+	(void)td;
+	if (point == SC_HOOK_SAVE_BEFORE_IPI)
+		atomic_store(&hook_error, sc_machine_snapshot(tm, kk, 4, &n));
+}
+
+static void
+test_snapshot_from_hook_asserts(void **state)
+{
+	struct bspin b = { .cpu = 1 };
+	struct sc_thread *td;
+	struct sc_stack st;
+	int error;
+
+	(void)state;
+	SKIP_UNDER_TSAN();
+	td = sc_test_spawn("spinner", bspin_outer, &b);
+	SC_WAIT_FOR(atomic_load(&b.s.spinning) &&
+	    sc_thread_oncpu(td) == 1);
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_machine_set_hook(tm, snapshot_hook, NULL);
+	sc_proc_lock(tp);
+	sc_thread_lock(td);
+	error = sc_stack_save_td(&st, td);
+	sc_thread_unlock(td);
+	sc_proc_unlock(tp);
+	sc_machine_set_hook(tm, NULL, NULL);
+	assert_int_equal(atomic_load(&hook_error), EINVAL);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "inside a capture"));
+	assert_int_equal(error, 0);
+	SC_ASSERT_CHAIN(&st, "bspin_outer");
+	atomic_store(&b.s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
 /* A snapshot from a simulated thread lists that thread, walked in place. */
 struct selfsnap {
 	struct sc_kstack kk[8];
@@ -394,6 +440,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_snapshot_from_simulated_thread, sc_test_setup_2cpu,
 		    sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_from_hook_asserts,
+		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test(test_snapshot_timeout),
 		cmocka_unit_test(test_snapshot_serial_and_old_size),
 	};
