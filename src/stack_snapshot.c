@@ -418,9 +418,10 @@ int
 sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
     size_t elsize, size_t max, size_t *n)
 {
+	const struct sc_range *text;
 	struct sc_snap sn;
 	struct sc_proc **procs;
-	size_t i, nprocs, listed;
+	size_t i, nprocs, listed, ntext;
 	uint64_t round;
 	int error;
 
@@ -436,6 +437,9 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	    "pid %d: a machine does not survive fork()", (int)m->m_pid,
 	    (int)getpid());
 	sc__ds_enter(m);
+	/* The text ranges, computed here on first use: a handler must find
+	 * them ready, it never allocates (as in sc_stack_save_td()). */
+	sc_text_ranges(&text, &ntext);
 	if ((error = sc_snap_procs(m, &procs, &nprocs)) != 0)
 		return (error);
 	for (i = 0; i < nprocs; i++) {
