@@ -268,7 +268,7 @@ exp_no_proc_lock(struct sc_machine *m, bool mistaken, char *why, size_t len)
 /*
  * A capture of td that returned error with st: EXP_HELD, or EXP_BROKEN
  * with why[].  0 must hold a frame of prefix's chain; `also` is another
- * result the protocol may give (EAGAIN for FreeBSD 12's, or 0).
+ * result the protocol may give (EAGAIN for FreeBSD 12's), or -1.
  */
 static int
 exp_check(int k, struct sc_thread *td, int error, const struct sc_stack *st,
@@ -351,7 +351,6 @@ exp_stale_answer(struct sc_machine *m, bool mistaken, char *why, size_t len)
 	struct sc_stack st;
 	int error, k, i, phase, bad = EXP_HELD;
 
-	(void)mistaken;
 	atomic_store(&exp_sa_phase, 0);
 	if (sc_proc_create(m, "stale", &p) != 0 ||
 	    sc_thread_create(p, "target", exp_sa_target, NULL, &t) != 0) {
@@ -380,7 +379,7 @@ exp_stale_answer(struct sc_machine *m, bool mistaken, char *why, size_t len)
 			    sc_thread_tid(t));
 			bad = EXP_BROKEN;
 		}
-		if (bad == EXP_BROKEN && error == ETIMEDOUT)
+		if (mistaken && bad == EXP_BROKEN && error == ETIMEDOUT)
 			snprintf(why, len, "capture %d of td %d: ETIMEDOUT: "
 			    "another thread's answer, left in the answer word, "
 			    "was taken again at every retry", k,
