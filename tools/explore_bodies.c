@@ -288,20 +288,6 @@ exp_check(int k, struct sc_thread *td, int error, const struct sc_stack *st,
 	return (EXP_BROKEN);
 }
 
-/* A capture as the kernel's callers make it: proc lock, thread lock. */
-static int
-exp_capture(struct sc_proc *p, struct sc_thread *td, struct sc_stack *st)
-{
-	int error;
-
-	sc_proc_lock(p);
-	sc_thread_lock(td);
-	error = sc_stack_save_td(st, td);
-	sc_thread_unlock(td);
-	sc_proc_unlock(p);
-	return (error);
-}
-
 /* ------------------------------------------------------------------------
  * stale-answer
  * ------------------------------------------------------------------------ */
@@ -366,7 +352,7 @@ exp_stale_answer(struct sc_machine *m, bool mistaken, char *why, size_t len)
 		 * from here on, and a capture made now cannot find the old
 		 * one. */
 		phase = atomic_load(&exp_sa_phase);
-		error = exp_capture(p, t, &st);
+		error = sc_stack_save_td_locked(p, t, &st);
 		bad = exp_check(k, t, error, &st, "exp_sa_", -1, why, len);
 		if (bad == EXP_HELD && error == 0 && phase == 1 &&
 		    exp_stack_has(&st, "exp_sa_old")) {
