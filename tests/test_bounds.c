@@ -19,20 +19,6 @@
 
 #include "sc_test.h"
 
-/* Capture a running td from this pthread: proc lock, thread lock. */
-static int
-capture_running(struct sc_proc *p, struct sc_thread *td, struct sc_stack *st)
-{
-	int error;
-
-	sc_proc_lock(p);
-	sc_thread_lock(td);
-	error = sc_stack_save_td(st, td);
-	sc_thread_unlock(td);
-	sc_proc_unlock(p);
-	return (error);
-}
-
 static struct sc_machine *
 machine(int ncpu, long timeout_ns, int signo)
 {
@@ -105,14 +91,14 @@ test_ebusy_reasons(void **state)
 	tn = sc_test_spawn("nofp", no_frame_pointer, &hn);
 	SC_WAIT_FOR(atomic_load(&hu.holding) && atomic_load(&hn.holding));
 
-	assert_int_equal(capture_running(tp, tu, &st), EBUSY);
+	assert_int_equal(sc_stack_save_td_locked(tp, tu, &st), EBUSY);
 	assert_int_equal(st.depth, 0);
 	c = sc_counters_get(tm);
 	assert_int_equal(c.ebusy, 1);
 	assert_int_equal(c.ebusy_user, 1);
 	assert_int_equal(c.ebusy_nochain, 0);
 
-	assert_int_equal(capture_running(tp, tn, &st), EBUSY);
+	assert_int_equal(sc_stack_save_td_locked(tp, tn, &st), EBUSY);
 	c = sc_counters_get(tm);
 	assert_int_equal(c.ebusy, 2);
 	assert_int_equal(c.ebusy_user, 1);
@@ -222,7 +208,7 @@ requester(void *arg)
 	struct req *r = arg;
 	struct sc_stack st;
 
-	r->error = capture_running(r->p, r->td, &st);
+	r->error = sc_stack_save_td_locked(r->p, r->td, &st);
 	atomic_store(&r->done, 1);
 	return (NULL);
 }
@@ -341,7 +327,7 @@ test_timeout_blocked_signal(void **state)
 	assert_int_equal(sc_thread_create(p, "blocker", block_ipi, &b, &td),
 	    0);
 	SC_WAIT_FOR(atomic_load(&b.h.holding));
-	assert_int_equal(capture_running(p, td, &st), ETIMEDOUT);
+	assert_int_equal(sc_stack_save_td_locked(p, td, &st), ETIMEDOUT);
 	assert_int_equal(SC_COUNTER(m, ipi_blocked), 1);
 	assert_int_equal(SC_COUNTER(m, ipi_handler_lost), 0);
 	atomic_store(&b.h.release, 1);
@@ -372,7 +358,7 @@ test_timeout_replaced_handler(void **state)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = program_handler;
 	assert_int_equal(sigaction(signo, &sa, NULL), 0);
-	assert_int_equal(capture_running(p, td, &st), ETIMEDOUT);
+	assert_int_equal(sc_stack_save_td_locked(p, td, &st), ETIMEDOUT);
 	assert_int_equal(SC_COUNTER(m, ipi_handler_lost), 1);
 	assert_int_equal(SC_COUNTER(m, ipi_blocked), 0);
 	/* The spinner leaves by itself: IPI_STOP would reach the program's
