@@ -5,8 +5,9 @@
  * the same failure, with the same narrated trace; with the mistake off no
  * seed breaks the invariant.  A body whose mistake shows under one
  * scheduler only (nmi-ule) holds under the other with the mistake on.  A
- * body with no mistake (ule-incoming-nocpu) is found when a run reaches
- * its window, where the invariant must hold too; under 4BSD none does.
+ * body with no mistake (ule-incoming-nocpu, snapshot) is found when a run
+ * reaches its window, where the invariant must hold too; under 4BSD
+ * ule-incoming-nocpu's never does.
  *
  * 20 searches per body and chooser, from 20 disjoint ranges of seeds,
  * give the median and worst number of runs to the first failure
@@ -171,6 +172,7 @@ EXPLORE_TEST(test_stale_answer, "stale-answer")
 EXPLORE_TEST(test_spin_held, "spin-held")
 EXPLORE_TEST(test_nmi_ule, "nmi-ule")
 EXPLORE_TEST(test_ule_incoming_nocpu, "ule-incoming-nocpu")
+EXPLORE_TEST(test_snapshot, "snapshot")
 
 #define EXPLORE_ENTRY(fn)						\
 	cmocka_unit_test(fn##_random), cmocka_unit_test(fn##_pct)
@@ -183,6 +185,7 @@ main(void)
 		EXPLORE_ENTRY(test_no_proc_lock),
 		EXPLORE_ENTRY(test_stale_answer),
 		EXPLORE_ENTRY(test_spin_held),
+		EXPLORE_ENTRY(test_snapshot),
 		EXPLORE_ENTRY(test_nmi_ule),
 		EXPLORE_ENTRY(test_ule_incoming_nocpu),
 	};

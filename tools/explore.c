@@ -49,6 +49,10 @@ const struct exp_body exp_bodies[] = {
 	  .pct_steps = 500, .goal = EXP_REACHED, .scheds = EXP_ULE,
 	  .summary = "find ULE's window (RUNNING, NOCPU, lock free); the "
 	  "final protocol captures right; no hook" },
+	{ .name = "snapshot", .run = exp_snapshot, .ncpu = 2,
+	  .pct_steps = 2000, .goal = EXP_REACHED, .scheds = EXP_BOTH,
+	  .summary = "find a snapshot whose answer names another thread; "
+	  "it joins the next round, every entry right; no hook" },
 };
 const size_t exp_nbodies = sizeof(exp_bodies) / sizeof(exp_bodies[0]);
 

@@ -49,5 +49,8 @@ int	exp_spin_held(struct sc_machine *m, bool mistaken, char *why,
 	    size_t len);
 int	exp_incoming(struct sc_machine *m, bool mistaken, char *why,
 	    size_t len);
+/* explore_snapshot.c */
+int	exp_snapshot(struct sc_machine *m, bool mistaken, char *why,
+	    size_t len);
 
 #endif /* !SC_EXPLORE_BODY_H */
