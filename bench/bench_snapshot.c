@@ -227,6 +227,13 @@ p7_rate(int k, int serial, double ms, long *bad)
 		*bad += q[i].bad;
 	}
 	t0 = now_ns() - t0;
+	/* Every capture must have been of a running thread, by an IPI. */
+	if (sc_counters_get(w.m).captures_running != (uint64_t)total) {
+		fprintf(stderr, "K=%d serial=%d: %ju running of %.0f\n", k,
+		    serial, (uintmax_t)sc_counters_get(w.m).captures_running,
+		    total);
+		*bad += 1;
+	}
 	bs_world_free(&w);
 	return (total / (t0 / 1e9));
 }
