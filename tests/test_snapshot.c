@@ -5,29 +5,9 @@
  */
 #include "sc_test.h"
 #include "sc_test_bodies.h"
-#include "scenarios.h"
+#include "sc_test_scn.h"
 
-/* See test_protocol.c: under TSan an asynchronous IPI to a thread on a
- * hand-switched stack is handled late, so the tests whose IPIs must
- * interrupt a spinning thread are skipped there. */
-#if defined(SC_SANITIZER_THREAD)
-#define SKIP_UNDER_TSAN()	skip()
-#else
-#define SKIP_UNDER_TSAN()	do { } while (0)
-#endif
-
-static struct scn_result R;
-
-static void
-run(const char *name)
-{
-	const struct scn_scenario *s = scn_find(name);
-
-	assert_non_null(s);
-	assert_int_equal(scn_run(s, 0, NULL, NULL, &R), 0);
-	assert_true(R.raced);
-}
-
+/* R's snapshot entry of tid. */
 static const struct sc_kstack *
 entry(int tid)
 {
@@ -40,9 +20,6 @@ entry(int tid)
 	fail();
 	return (NULL);
 }
-
-#define ASSERT_SPIN_CHAIN(st)	SC_ASSERT_CHAIN((st), "spin_outer", \
-	"target_main")
 
 /*
  * Three CPUs: two spinners (in two processes), a sleeper, an idle CPU.
