@@ -48,6 +48,7 @@ __thread struct sc_ds *sc__ds_self SC_TLS_IE;
 __thread uint64_t sc__ds_gen SC_TLS_IE;
 static __thread int sc_ds_idx SC_TLS_IE;
 static __thread int sc_ds_inpoint SC_TLS_IE;
+static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
 
 /*
  * The pool of structs (type-stable, see sim_det.h): the (g) lock.  Lives
@@ -148,7 +149,7 @@ sc_ds_exit(void *arg)
 	b->a_state = SC_DS_RUNNING;
 	atomic_store(&ds->ds_cur, next);
 	atomic_store(&b->a_go, 1);
-	sc__futex_wake(&b->a_go, 1);
+	sc__futex_wake_raw(&b->a_go, 1);
 }
 
 static void
@@ -349,7 +350,7 @@ sc_ds_handoff(struct sc_ds *ds, int me, int next)
 	b->a_state = SC_DS_RUNNING;
 	atomic_store(&ds->ds_cur, next);
 	atomic_store(&b->a_go, 1);
-	sc__futex_wake(&b->a_go, 1);
+	sc__futex_wake_raw(&b->a_go, 1);
 	sc_ds_wait_token(ds, me);
 }
 
@@ -371,13 +372,57 @@ sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
 	sc__ipi_poll(pc, rbp, rip);
 }
 
-/* Is slot i a candidate for the token?  me: only if it does not wait. */
+/*
+ * Is slot i a candidate for the token?  me: only if it does not wait.  A
+ * futex waiter (sc__ds_block()) only once its wait would end.
+ */
 static bool
 sc_ds_candidate(const struct sc_ds *ds, int i, int me, bool self)
 {
+	const struct sc_ds_actor *a = &ds->ds_actor[i];
+
 	if (i == me)
 		return (self);
-	return (ds->ds_actor[i].a_state == SC_DS_WAITING);
+	if (a->a_state != SC_DS_WAITING)
+		return (false);
+	if (a->a_wuaddr == NULL || atomic_load(a->a_wuaddr) != a->a_wval ||
+	    ds->ds_step >= a->a_wuntil)
+		return (true);
+	return (a->a_cpu >= 0 && atomic_load(
+	    &ds->ds_m->m_pcpu[a->a_cpu].pc_ipi_pending) != 0);
+}
+
+/* The next point of this actor is a futex wait on uaddr (sc_futex.h). */
+void
+sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	struct sc_ds_actor *a;
+
+	if (ds == NULL || sc_ds_inpoint)
+		return;
+	a = &ds->ds_actor[sc_ds_idx];
+	a->a_wuaddr = uaddr;
+	a->a_wval = val;
+	/* Past the bound it polls again, and sees it: one step, 1 us. */
+	a->a_wuntil = timeout_ns > 0 ? ds->ds_step + 1 +
+	    (uint64_t)timeout_ns / 1000 : UINT64_MAX;
+	sc_ds_blocking = 1;
+}
+
+/* A wake of uaddr (by the holder): its waiters are candidates again. */
+void
+sc__ds_futex_wake(_Atomic uint32_t *uaddr)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	int i, n;
+
+	if (ds == NULL)
+		return;
+	n = atomic_load(&ds->ds_nactor);
+	for (i = 0; i < n; i++)
+		if (ds->ds_actor[i].a_wuaddr == uaddr)
+			ds->ds_actor[i].a_wuaddr = NULL;
 }
 
 /*
@@ -437,6 +482,9 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	me = sc_ds_idx;
 	/* A CPU's first point, or a plain pthread's first call. */
 	sc_ds_wait_token(ds, me);
+	if (!sc_ds_blocking)
+		ds->ds_actor[me].a_wuaddr = NULL;
+	sc_ds_blocking = 0;
 	ds->ds_step++;
 	SC_CNT_INC(ds->ds_m, sim_steps);
 	if (__builtin_expect(ds->ds_step >= SC_DS_MAX_STEPS, 0)) {
@@ -452,6 +500,7 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	next = sc_ds_choose(ds, me, waiting);
 	if (next != me)
 		sc_ds_handoff(ds, me, next);
+	ds->ds_actor[me].a_wuaddr = NULL;
 	sc_ds_poll_ipi(ds, me, rbp, rip);
 	sc_ds_inpoint = 0;
 }
@@ -497,7 +546,7 @@ sc__ds_stop(struct sc_machine *m)
 	n = atomic_load(&ds->ds_nactor);
 	for (i = 0; i < n; i++) {
 		atomic_store(&ds->ds_actor[i].a_go, 1);
-		sc__futex_wake(&ds->ds_actor[i].a_go, 1);
+		sc__futex_wake_raw(&ds->ds_actor[i].a_go, 1);
 	}
 	if (ds->ds_core >= 0) {
 		sc__host_lock(&ds->ds_reg);

@@ -25,6 +25,11 @@ struct sc_ds_actor {
 	int64_t		a_prio;		/* (d) PCT: higher runs first */
 	int		a_cpu;		/* (d) its CPU, or -1: a plain
 					   pthread */
+	_Atomic uint32_t *a_wuaddr;	/* (d) blocked on this futex word
+					   while it holds a_wval, until a
+					   wake or step a_wuntil; or NULL */
+	uint32_t	a_wval;		/* (d) */
+	uint64_t	a_wuntil;	/* (d) */
 	pid_t		a_tid;		/* (r) a plain pthread pinned to
 					   ds_core, alive; or 0 */
 	cpu_set_t	a_mask;		/* (r) its affinity before the pin */
@@ -64,6 +69,8 @@ int	sc__ds_init(struct sc_machine *m);
 void	sc__ds_cpu_attach(struct sc_pcpu *pc);
 void	sc__ds_enter_slow(struct sc_machine *m);
 void	sc__ds_point_slow(bool waiting);
+void	sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
+void	sc__ds_futex_wake(_Atomic uint32_t *uaddr);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 void	sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
