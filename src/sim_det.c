@@ -128,7 +128,7 @@ sc_ds_exit(void *arg)
 {
 	struct sc_ds *ds = sc__ds_mine();
 	struct sc_ds_actor *a, *b;
-	int me = sc_ds_idx, next;
+	int me = sc_ds_idx, next, i, n;
 
 	(void)arg;
 	if (ds == NULL || atomic_load(&ds->ds_off) ||
@@ -139,6 +139,14 @@ sc_ds_exit(void *arg)
 	ds->ds_step++;
 	SC_CNT_INC(ds->ds_m, sim_steps);
 	next = sc_ds_choose(ds, me, true);
+	if (next == me) {
+		/* Every other actor is a blocked futex waiter, and none will
+		 * run to end a bound: they poll again. */
+		n = atomic_load(&ds->ds_nactor);
+		for (i = 0; i < n; i++)
+			ds->ds_actor[i].a_wuaddr = NULL;
+		next = sc_ds_choose(ds, me, true);
+	}
 	a = &ds->ds_actor[me];
 	a->a_state = SC_DS_GONE;
 	atomic_store(&a->a_go, 0);
