@@ -160,10 +160,22 @@ sc_ds_exit(void *arg)
 	sc__futex_wake_raw(&b->a_go, 1);
 }
 
+/*
+ * A child of fork() has none of its parent's machines (they do not
+ * survive it) and maybe a pool lock that another pthread held.
+ */
+static void
+sc_ds_atfork_child(void)
+{
+	(void)pthread_mutex_init(&sc_ds_pool_mtx, NULL);
+	memset(sc_ds_core_n, 0, sizeof(sc_ds_core_n));
+}
+
 static void
 sc_ds_exit_init(void)
 {
 	(void)pthread_key_create(&sc_ds_exit_key, sc_ds_exit);
+	(void)pthread_atfork(NULL, NULL, sc_ds_atfork_child);
 }
 
 /*
@@ -243,6 +255,7 @@ sc__ds_init(struct sc_machine *m)
 
 	if (m->m_cfg.seed == 0)
 		return (0);
+	(void)pthread_once(&sc_ds_exit_once, sc_ds_exit_init);
 	(void)pthread_mutex_lock(&sc_ds_pool_mtx);
 	if ((ds = sc_ds_get()) == NULL) {
 		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
