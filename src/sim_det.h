@@ -10,7 +10,7 @@
 /*
  * Deterministic simulation (sim_det.c).  Locks: (d) written only by the
  * holder of the run token, or before the slot is published; (r) ds_reg;
- * (a) atomics.
+ * (g) the pool's lock (sc_ds_pool_mtx); (a) atomics.
  */
 #define SC_DS_MAXACTOR	(SC_MAXCPU + 16)
 #define SC_DS_PCT_MAXDEPTH 64
