@@ -31,7 +31,12 @@
  *   SIMCAP    t captures slot (arg / 8) % MAX_THREADS, from a simulated
  *             thread, without the proc lock if NO_PROC_LOCK is enabled
  *   SWAPOUT, SWAPIN t    YIELD  the harness yields arg % 8 times
- *   KSTACK    kern.proc.kstack of t's process
+ *   KSTACK    kern.proc.kstack of t's process; with arg >= 128, a
+ *             snapshot of the whole machine (sc_machine_snapshot()),
+ *             each slot's entry checked as a capture is
+ *
+ * The harness's captures and its snapshots run while the slots' threads
+ * capture (SIMCAP): with per-CPU request slots, they overlap.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -319,6 +324,42 @@ fm_capture(struct fm_slot *s)
 		fm_fail("a capture failed");
 }
 
+/*
+ * A snapshot of the machine: each slot whose thread was in its chain
+ * before and still is after must have its chain in its entry, if the
+ * entry has frames (a running thread with no kernel frame chain has
+ * none).
+ */
+static void
+fm_snapshot(void)
+{
+	struct sc_kstack ks[3 * MAX_THREADS + 4];
+	bool in[MAX_THREADS];
+	struct fm_slot *s;
+	size_t i, n;
+	int k;
+
+	for (k = 0; k < MAX_THREADS; k++)
+		in[k] = fm.slot[k].td != NULL &&
+		    atomic_load(&fm.slot[k].entered);
+	if (sc_machine_snapshot(fm.m, ks, sizeof(ks) / sizeof(ks[0]), &n) != 0)
+		fm_fail("sc_machine_snapshot");
+	for (i = 0; i < n && i < sizeof(ks) / sizeof(ks[0]); i++) {
+		for (k = 0; k < MAX_THREADS; k++) {
+			s = &fm.slot[k];
+			if (s->td != NULL && sc_thread_tid(s->td) == ks[i].tid)
+				break;
+		}
+		if (k == MAX_THREADS || !in[k] || atomic_load(&s->leaving) ||
+		    ks[i].state != SC_KKST_STATE_STACKOK ||
+		    ks[i].stack.depth == 0)
+			continue;
+		if (!fm_chain_ok(&ks[i].stack, s->chain))
+			fm_fail("a snapshot's entry without its thread's "
+			    "chain");
+	}
+}
+
 static void
 fm_op(int op, int arg)
 {
@@ -390,7 +431,9 @@ fm_op(int op, int arg)
 			sc_maybe_yield();
 		break;
 	case OP_KSTACK:
-		if (sc_proc_kstack(s->proc, ks, 2 * MAX_THREADS, &n) != 0)
+		if (arg >= 128)
+			fm_snapshot();
+		else if (sc_proc_kstack(s->proc, ks, 2 * MAX_THREADS, &n) != 0)
 			fm_fail("sc_proc_kstack");
 		break;
 	}

@@ -34,6 +34,12 @@ def main():
                               ("YIELD", 7)],
         "kstack": [("CREATE", 0), ("CREATE", 3), ("SLEEP", 3),
                    ("KSTACK", 0), ("KSTACK", 3), ("EXIT", 0)],
+        # KSTACK with arg >= 128: a snapshot of the whole machine, while
+        # a slot's thread captures another and the harness captures.
+        "snapshot": [("CREATE", 0), ("CREATE", 1 + 3), ("CREATE", 2 + 6),
+                     ("SLEEP", 2), ("SIMCAP", 8 + 0), ("KSTACK", 128),
+                     ("CAPTURE", 1), ("KSTACK", 129), ("SWAPOUT", 2),
+                     ("KSTACK", 130), ("EXIT", 1), ("KSTACK", 128)],
     }
     for i, (name, ops) in enumerate(sorted(hand.items())):
         for ncpu in (0, 1, 2):

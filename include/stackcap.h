@@ -181,8 +181,11 @@ enum sc_wait_strategy {
  * point, the thread concerned and the hook argument.
  * - SC_HOOK_SAVE_UNLOCKED: requester, right after it dropped td's thread
  *   lock (step 4); td is the target.  Plain context: may block (bounded).
- * - SC_HOOK_SAVE_BEFORE_IPI: requester, capture mutex held, request
- *   published, right before ipi_cpu(); td is the target.
+ *   A snapshot calls it for each running thread it looks at.
+ * - SC_HOOK_SAVE_BEFORE_IPI: requester, the slot of td's CPU locked (and
+ *   intr_lock, with capture_serial), request published, right before
+ *   ipi_cpu(); td is the target.  A snapshot calls it for each slot of a
+ *   round, before it sends the round's IPIs.
  * - SC_HOOK_INTR_BEFORE_WALK: in the target CPU's IPI_TRACE handler, before
  *   the walk; td is the interrupted thread.  MUST be async-signal-safe.
  * - SC_HOOK_SWITCH_NOCPU: inside the switch of td, after td_oncpu became
@@ -261,6 +264,13 @@ struct sc_machine_config {
 					   priority change points */
 	unsigned sim_pct_steps;		/* PCT: the change points fall in
 					   steps 1..this (0: 10000) */
+	/* --- stackcap 0.5 --- */
+	int	capture_serial;		/* 1: the kernel's single intr_lock,
+					   one capture of a running thread
+					   at a time, and a snapshot is one
+					   capture after another; 0
+					   (default): a request slot per
+					   CPU (docs/protocol.md) */
 };
 
 /*
@@ -392,6 +402,15 @@ struct sc_counters {
 	uint64_t	sim_late;	/* ... plain pthreads that joined
 					   after create: a real-time event,
 					   which the seed does not fix */
+	/* --- stackcap 0.5 --- */
+	uint64_t	capture_lock_waits; /* requests that waited for their
+					   CPU's slot (or, capture_serial,
+					   for intr_lock) */
+	uint64_t	snapshots;	/* sc_machine_snapshot() calls */
+	uint64_t	snapshot_rounds; /* ... rounds of IPIs they sent */
+	uint64_t	snapshot_retries; /* ... threads a round's answer did
+					   not name, tried again in the
+					   next round */
 };
 
 /*
@@ -686,6 +705,10 @@ enum sc_trace_event {
 				   of the struct's previous thread; a1 the
 				   struct's generation (sc_thread_gen()) */
 	SC_TRACE_SWAP,		/* tid; a0 1 swapped out, 0 swapped in */
+	SC_TRACE_SNAPSHOT_BEGIN, /* requester; a0 threads to look at */
+	SC_TRACE_SNAPSHOT_ROUND, /* requester; a0 round (1, 2...); a1 the
+				   CPUs interrupted in it */
+	SC_TRACE_SNAPSHOT_DONE,	/* requester; a0 threads listed; a1 rounds */
 	SC_TRACE_NEVENTS
 };
 
@@ -796,7 +819,10 @@ struct sc_kstack {
 	int		state;
 	char		tdname[32];
 	struct sc_stack	stack;
-	int		kk_spare[16];	/* zero; room to grow, as
+	int		pid;		/* stackcap 0.5: the thread's
+					   process (kinfo_kstack has none:
+					   procstat asked for it) */
+	int		kk_spare[15];	/* zero; room to grow, as
 					   kinfo_kstack's kkst_ispare */
 };
 
@@ -819,24 +845,62 @@ SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
 		    struct sc_kstack *out, size_t elsize, size_t max,
 		    size_t *n);
 
+/*
+ * procstat -kk -a in one round: one entry per live thread of every process
+ * of m (the idle threads' included), ordered by pid, then tid, with the
+ * states and the locking of sc_proc_kstack().  Threads that are not
+ * running are walked from their pcb under their thread lock, as one
+ * capture would; every CPU that runs a listed thread gets its IPI_TRACE in
+ * the same round, each answering its own CPU's request slot, so the round
+ * costs about one signal round trip, not one per running thread.  An
+ * answer that names another thread (the target switched off meanwhile)
+ * leaves its thread for the next round, which starts when every answer of
+ * this one is in; there the thread is looked at again under its thread
+ * lock (walked from its pcb if it is no longer running).  The process
+ * locks of the threads still to capture stay held from round to round
+ * (taken in pid order), so none of them exits or is swapped out.
+ *
+ * What it guarantees: each stack was true at some instant within the call,
+ * and is the stack of the thread its entry names (the kernel's identity
+ * rule, per slot); the stacks are not of one global instant.  A thread
+ * created during the call is not listed; one that exits before it is
+ * looked at is skipped.  capture_timeout_ns bounds the whole call: a
+ * thread not captured by then is SC_KKST_STATE_RUNNING with depth 0, as
+ * is one running with no kernel frame chain (EBUSY for sc_stack_save_td()).
+ * With cfg.capture_serial, a mistake, SC_PROTO_NMI or SC_ARCH_ARM64, the
+ * snapshot is the kernel's: sc_proc_kstack() of each process in turn.
+ *
+ * Fills out[0..max) (elements elsize bytes apart; the wrapper passes
+ * sizeof(struct sc_kstack)) and sets *n to the number of threads listed,
+ * which may exceed max (only the first max are captured).  Returns 0,
+ * EINVAL (a NULL argument, elsize smaller than stackcap 0.1's struct, or a
+ * KASSERT: the caller holds a proc lock of m, a spin lock, or is inside a
+ * capture of m) or ENOMEM.  Context: a plain pthread or a simulated thread
+ * (of m, or of another machine), not a signal handler.
+ */
+SC_EXTERN int	sc_machine_snapshot_sz(struct sc_machine *m,
+		    struct sc_kstack *out, size_t elsize, size_t max,
+		    size_t *n);
+
 /* ------------------------------------------------------------------------
  * Versions, and the wrappers of the structs that grow
  * ------------------------------------------------------------------------ */
 
 #define STACKCAP_VERSION_MAJOR	0
-#define STACKCAP_VERSION_MINOR	2
+#define STACKCAP_VERSION_MINOR	5
 #define STACKCAP_VERSION_PATCH	0
 /* (MAJOR << 16) | (MINOR << 8) | PATCH, for #if comparisons. */
 #define STACKCAP_VERSION_HEX	((STACKCAP_VERSION_MAJOR << 16) |	\
 	(STACKCAP_VERSION_MINOR << 8) | STACKCAP_VERSION_PATCH)
 
 /* The version of the library the program runs with (STACKCAP_VERSION_HEX
- * of its header), and as "0.2.0".  Context: any. */
+ * of its header), and as "0.5.0".  Context: any. */
 SC_EXTERN unsigned int sc_version(void);
 SC_EXTERN const char *sc_version_string(void);
 
 #if defined(SC_BUILDING_LIBRARY)
-/* The entry points of stackcap 0.1, with its struct sizes. */
+/* The entry points of stackcap 0.1, with its struct sizes, and
+ * sc_machine_snapshot() with 0.5's (the release that added it). */
 SC_EXTERN void	sc_machine_config_init(struct sc_machine_config *cfg);
 SC_EXTERN int	sc_machine_create(const struct sc_machine_config *cfg,
 		    struct sc_machine **mp);
@@ -844,6 +908,8 @@ SC_EXTERN void	sc_machine_counters(struct sc_machine *m,
 		    struct sc_counters *c);
 SC_EXTERN int	sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out,
 		    size_t max, size_t *n);
+SC_EXTERN int	sc_machine_snapshot(struct sc_machine *m,
+		    struct sc_kstack *out, size_t max, size_t *n);
 #else
 static inline void
 sc_machine_config_init(struct sc_machine_config *cfg)
@@ -868,6 +934,13 @@ sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
     size_t *n)
 {
 	return (sc_proc_kstack_sz(p, out, sizeof(*out), max, n));
+}
+
+static inline int
+sc_machine_snapshot(struct sc_machine *m, struct sc_kstack *out, size_t max,
+    size_t *n)
+{
+	return (sc_machine_snapshot_sz(m, out, sizeof(*out), max, n));
 }
 #endif
 

@@ -7,6 +7,7 @@
  * (sysctl_kern_proc_kstack()).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +115,8 @@ sc_proc_next_thread(struct sc_proc *p, struct sc_thread *td)
 
 /* Live threads of p with after < tid <= bound, at most max of them, in
  * tid order (the list is in creation order). */
-static size_t
-sc_proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
+size_t
+sc__proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
 {
 	struct sc_thread *td;
 	size_t n = 0;
@@ -134,8 +135,8 @@ sc_proc_tids(struct sc_proc *p, int after, int bound, int *tids, size_t max)
 }
 
 /* tdfind(): the live thread of p whose tid is tid, or NULL. */
-static struct sc_thread *
-sc_proc_tdfind(struct sc_proc *p, int tid)
+struct sc_thread *
+sc__proc_tdfind(struct sc_proc *p, int tid)
 {
 	struct sc_thread *td;
 
@@ -189,6 +190,27 @@ sc_proc_kstack(struct sc_proc *p, struct sc_kstack *out, size_t max,
 	return (sc_proc_kstack_sz(p, out, SC__KSTACK_SIZE_V0, max, n));
 }
 
+/*
+ * Element i of out[] (elements elsize bytes apart: the caller's struct),
+ * its fields after stackcap 0.1's zeroed as far as the caller has them,
+ * with tid, name and pid set.  The state and stack are the caller's.
+ */
+struct sc_kstack *
+sc__kstack_elem(struct sc_kstack *out, size_t elsize, size_t i,
+    const struct sc_proc *p, int tid, const char *name)
+{
+	struct sc_kstack *kk;
+	size_t known = elsize < sizeof(*kk) ? elsize : sizeof(*kk);
+
+	kk = (struct sc_kstack *)(void *)((char *)out + i * elsize);
+	memset((char *)kk + SC__KSTACK_SIZE_V0, 0, known - SC__KSTACK_SIZE_V0);
+	kk->tid = tid;
+	snprintf(kk->tdname, sizeof(kk->tdname), "%s", name);
+	if (known >= offsetof(struct sc_kstack, pid) + sizeof(kk->pid))
+		kk->pid = p->p_pid;
+	return (kk);
+}
+
 #define SC_KSTACK_CHUNK	32	/* tids snapshotted per proc-lock hold */
 
 /*
@@ -208,14 +230,12 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 	int tids[SC_KSTACK_CHUNK], bound, last = 0;
 	struct sc_thread *td;
 	struct sc_kstack *kk, one;
-	size_t i = 0, known, j, nt;
+	size_t i = 0, j, nt;
 
 	SC_KASSERT(p != NULL && n != NULL && (out != NULL || max == 0), EINVAL,
 	    "NULL argument");
 	if (elsize < SC__KSTACK_SIZE_V0)
 		return (EINVAL);
-	/* The part of each element that this library knows of. */
-	known = elsize < sizeof(*kk) ? elsize : sizeof(*kk);
 	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
 	    "proc %d: proc lock already held", p->p_pid);
 	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
@@ -226,27 +246,21 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 	sc_proc_unlock(p);
 	for (;;) {
 		sc_proc_lock(p);
-		nt = sc_proc_tids(p, last, bound, tids, SC_KSTACK_CHUNK);
+		nt = sc__proc_tids(p, last, bound, tids, SC_KSTACK_CHUNK);
 		sc_proc_unlock(p);
 		if (nt == 0)
 			break;
 		for (j = 0; j < nt; j++) {
 			sc_proc_lock(p);
-			td = sc_proc_tdfind(p, tids[j]);
+			td = sc__proc_tdfind(p, tids[j]);
 			if (td != NULL && i < max)
 				sc_proc_kstack_one(td, &one);
 			sc_proc_unlock(p);
 			if (td == NULL)
 				continue;	/* exited meanwhile */
 			if (i < max) {
-				/* Elements are the caller's size apart. */
-				kk = (struct sc_kstack *)(void *)((char *)out +
-				    i * elsize);
-				memset((char *)kk + SC__KSTACK_SIZE_V0, 0,
-				    known - SC__KSTACK_SIZE_V0);
-				kk->tid = one.tid;
-				snprintf(kk->tdname, sizeof(kk->tdname), "%s",
-				    one.tdname);
+				kk = sc__kstack_elem(out, elsize, i, p,
+				    one.tid, one.tdname);
 				kk->state = one.state;
 				sc_stack_copy(&one.stack, &kk->stack);
 			}

@@ -296,7 +296,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64) ||
 	    (cfg->sched != SC_SCHED_ULE && cfg->sched != SC_SCHED_4BSD) ||
 	    (cfg->protocol != SC_PROTO_IPI && cfg->protocol != SC_PROTO_NMI) ||
-	    cfg->sim_pct_depth < 0 || cfg->sim_pct_depth > 64)
+	    cfg->sim_pct_depth < 0 || cfg->sim_pct_depth > 64 ||
+	    (cfg->capture_serial != 0 && cfg->capture_serial != 1))
 		return (EINVAL);
 	/* FreeBSD 12's wait never ends when no NMI answers: ours must. */
 	if (cfg->protocol == SC_PROTO_NMI && cfg->capture_timeout_ns == 0)
@@ -327,7 +328,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	m->m_procs_tail = &m->m_procs;
 	m->m_nextpid = SC_IDLE_PID;
 	m->m_nexttid = SC_FIRST_TID;
-	sc__mtx_init(&m->m_intr.si_mtx, "stack capture", NULL);
+	sc__mtx_init(&m->m_intr_lock, "intr_lock", NULL);
 	if (cfg->hook != NULL)
 		sc_machine_set_hook(m, cfg->hook, cfg->hook_arg);
 	if ((error = sc__trace_init(m, cfg->trace_events)) != 0) {
@@ -348,6 +349,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		pc->pc_cpuid = i;
 		TAILQ_INIT(&pc->pc_runq);
 		sc__spin_init(&pc->pc_tdq_lock, "tdq lock");
+		sc__mtx_init(&pc->pc_intr.si_mtx, "capture slot", NULL);
 		snprintf(name, sizeof(name), "idle: cpu%d", i);
 		error = sc__thread_alloc(m->m_idleproc, name, sc__idle_loop,
 		    NULL, true, &pc->pc_idlethread);

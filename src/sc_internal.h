@@ -79,7 +79,7 @@
 #define SC__CONFIG_SIZE_V0	(offsetof(struct sc_machine_config,	\
 	hold_lock_across_ipi) + sizeof(int))
 #define SC__COUNTERS_SIZE_V0	offsetof(struct sc_counters, ebusy_user)
-#define SC__KSTACK_SIZE_V0	offsetof(struct sc_kstack, kk_spare)
+#define SC__KSTACK_SIZE_V0	offsetof(struct sc_kstack, pid)
 
 /* IPI vectors, one bit each in pc_ipi_pending (x86 mp_x86.c). */
 #define SC_IPI_TRACE	0x01	/* capture the interrupted thread's stack */
@@ -201,6 +201,30 @@ struct sc_proc {
 	int		p_nthreads;	/* (l) in p_threads */
 };
 
+/*
+ * A capture request slot (stack_machdep.c): FreeBSD's stack_intr_td and
+ * stack_intr_stack, plus the claim tag and the futex the requester sleeps
+ * on.  The kernel has one, under its single intr_lock; stackcap has one per
+ * CPU (pc_intr), so that captures of threads on different CPUs proceed at
+ * once and a snapshot interrupts every CPU in one round.  A CPU's IPI_TRACE
+ * handler answers only its own slot.  cfg.capture_serial keeps the
+ * kernel's intr_lock (m_intr_lock) over every request too.
+ */
+struct sc_stack_intr {
+	struct sc_mtx	si_mtx;		/* the (x) lock: one request on this
+					   CPU at a time */
+	uint64_t	si_seq;		/* (x) request sequence */
+	uint64_t	si_rtt;		/* (x) recent round trip (ns) */
+	_Atomic uint64_t si_req;	/* (a) open request tag, or 0 */
+	_Atomic(struct sc_thread *) si_td; /* (a) the answer: the thread the
+					   handler interrupted */
+	struct sc_stack	si_buf;		/* (y) the handler's walk */
+	bool		si_kstack;	/* (y) the interrupted %rsp was on the
+					   kernel stack */
+	_Atomic uint32_t si_futex;	/* (a) bumped at each answer */
+	_Atomic int	si_waiting;	/* (a) the requester sleeps */
+};
+
 struct sc_pcpu {
 	struct sc_machine *pc_machine;	/* (c) */
 	int		pc_cpuid;	/* (c) */
@@ -234,27 +258,8 @@ struct sc_pcpu {
 	_Atomic int	pc_stopped;	/* (a) the pthread left the machine */
 	_Atomic int	pc_init_error;	/* (a) the pthread could not start */
 	_Atomic uintptr_t pc_tsan_poll_rbp; /* (o) TSan: frame of the poll */
+	struct sc_stack_intr pc_intr;	/* this CPU's capture request slot */
 } __attribute__((aligned(64)));
-
-/*
- * The capture protocol's state (stack_machdep.c): FreeBSD's intr_lock,
- * stack_intr_td and stack_intr_stack, plus the claim tag and the futex
- * the requester sleeps on.
- */
-struct sc_stack_intr {
-	struct sc_mtx	si_mtx;		/* the (x) lock: one capture of a
-					   running thread at a time */
-	uint64_t	si_seq;		/* (x) request sequence */
-	uint64_t	si_rtt;		/* (x) recent round trip (ns) */
-	_Atomic uint64_t si_req;	/* (a) open request tag, or 0 */
-	_Atomic(struct sc_thread *) si_td; /* (a) the answer: the thread the
-					   handler interrupted */
-	struct sc_stack	si_buf;		/* (y) the handler's walk */
-	bool		si_kstack;	/* (y) the interrupted %rsp was on the
-					   kernel stack */
-	_Atomic uint32_t si_futex;	/* (a) bumped at each answer */
-	_Atomic int	si_waiting;	/* (a) the requester sleeps */
-};
 
 /*
  * SC_PROTO_NMI's state (FreeBSD 12's stack_machdep.c: nmi_lock,
@@ -292,7 +297,9 @@ struct sc_machine {
 	int		m_nextpid;	/* (l) */
 	int		m_nexttid;	/* (l) */
 	struct sc_proc	*m_idleproc;	/* (c) */
-	struct sc_stack_intr m_intr;	/* the capture protocol's state */
+	struct sc_mtx	m_intr_lock;	/* FreeBSD's intr_lock: one capture
+					   of a running thread at a time,
+					   with cfg.capture_serial only */
 	struct sc_stack_nmi m_nmi;	/* SC_PROTO_NMI's state */
 	_Atomic(struct sc_hook *) m_hook; /* (a) the current hook, or NULL */
 	struct sc_hook	*m_hooks_old;	/* (l) replaced hooks, freed at
@@ -535,6 +542,34 @@ bool	sc__ipi_handler_ours(int signo);
 /* stack_machdep.c: the IPI_TRACE handler side (stack_capture_intr()). */
 void	sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	    const struct sc_intr_frame *frame);
+/*
+ * stack_machdep.c: one request on pc's slot, for sc_stack_save_td() and
+ * the snapshot.  open locks the slot (at most until deadline, UINT64_MAX:
+ * none; 0 or ETIMEDOUT) and posts a request; the caller then sends pc its
+ * IPI_TRACE.  wait returns the thread that answered, or NULL when the
+ * bound expired first.  close copies the walk into st if answer is td,
+ * clears the slot, unlocks it, and returns whether the interrupted %rsp
+ * was on the kernel stack.  held: the caller holds a slot's lock or
+ * intr_lock (a hook inside a capture).
+ */
+int	sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline,
+	    uint64_t *tagp);
+struct sc_thread *sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag,
+	    uint64_t deadline);
+bool	sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
+	    struct sc_thread *td, struct sc_stack *st);
+bool	sc__stack_intr_held(struct sc_machine *m);
+/* An answer named its target: count it; 0, or EBUSY (depth 0). */
+int	sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
+	    bool kstack);
+
+/* kern_proc.c, proc lock held: live tids of p in (after, bound], at most
+ * max, in tid order; tdfind(). */
+size_t	sc__proc_tids(struct sc_proc *p, int after, int bound, int *tids,
+	    size_t max);
+struct sc_thread *sc__proc_tdfind(struct sc_proc *p, int tid);
+struct sc_kstack *sc__kstack_elem(struct sc_kstack *out, size_t elsize,
+	    size_t i, const struct sc_proc *p, int tid, const char *name);
 
 /* stack_capture.c: the walker with FreeBSD 12's bounds (SC_PROTO_NMI). */
 int	sc__stack_walk_fbsd12(struct sc_stack *st, uintptr_t fp,

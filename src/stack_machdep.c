@@ -27,33 +27,34 @@
 #include "sc_sanitizer.h"
 
 /*
- * Request tags: seq << 10 | cpu << 2 | state, where state is OPEN (the
- * requester waits) or CLAIMED (a handler walks).  0 means no request.
+ * Request tags: seq << 2 | state, where state is OPEN (the requester
+ * waits) or CLAIMED (a handler walks); seq counts the slot's requests.
+ * 0 means no request.
  */
 #define SC_REQ_OPEN	0x1
 #define SC_REQ_CLAIMED	0x2
 #define SC_REQ_STATE	0x3
-#define SC_REQ_CPU(tag)	((int)(((tag) >> 2) & 0xff))
 
 /*
  * stack_capture_intr(), in the IPI_TRACE handler of pc: td is the thread
- * the IPI interrupted (curthread).  Claim the open request if it is for
- * this CPU, walk td's kernel stack from the interrupted %rbp into the
- * machine's buffer, then publish td (release) and wake the requester.
+ * the IPI interrupted (curthread).  Claim the open request of this CPU's
+ * slot, walk td's kernel stack from the interrupted %rbp into the slot's
+ * buffer, then publish td (release) and wake the requester.  A handler
+ * touches its own CPU's slot only: handlers on different CPUs never meet.
  */
 void
 sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
     const struct sc_intr_frame *frame)
 {
 	struct sc_machine *m = pc->pc_machine;
+	struct sc_stack_intr *si = &pc->pc_intr;
 	const struct sc_range *text;
 	uint64_t tag;
 	size_t ntext;
 
-	tag = atomic_load_explicit(&m->m_intr.si_req, memory_order_acquire);
+	tag = atomic_load_explicit(&si->si_req, memory_order_acquire);
 	if ((tag & SC_REQ_STATE) != SC_REQ_OPEN ||
-	    SC_REQ_CPU(tag) != pc->pc_cpuid ||
-	    !atomic_compare_exchange_strong(&m->m_intr.si_req, &tag,
+	    !atomic_compare_exchange_strong(&si->si_req, &tag,
 	    (tag & ~(uint64_t)SC_REQ_STATE) | SC_REQ_CLAIMED)) {
 		/* A late IPI: its requester has given up. */
 		SC_CNT_INC(m, trace_stale);
@@ -63,70 +64,100 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	sc__hook(m, SC_HOOK_INTR_BEFORE_WALK, td);
 	/* The text ranges were computed by the requester: no allocation. */
 	sc_text_ranges(&text, &ntext);
-	sc_stack_walk(&m->m_intr.si_buf, frame->if_rbp, td->td_kstack, text,
-	    ntext);
-	m->m_intr.si_kstack = frame->if_kstack;
+	sc_stack_walk(&si->si_buf, frame->if_rbp, td->td_kstack, text, ntext);
+	si->si_kstack = frame->if_kstack;
 	SC_CNT_INC(m, trace_answered);
 	SC_TRACE(m, SC_TRACE_WALK_DONE, pc->pc_cpuid, td->td_tid,
-	    m->m_intr.si_buf.depth, frame->if_kstack);
+	    si->si_buf.depth, frame->if_kstack);
 	SC_TRACE(m, SC_TRACE_ANSWER_PUBLISHED, pc->pc_cpuid, td->td_tid, 0, 0);
-	atomic_store_explicit(&m->m_intr.si_td, td, memory_order_release);
-	atomic_fetch_add(&m->m_intr.si_futex, 1);
-	if (atomic_load(&m->m_intr.si_waiting))
-		sc__futex_wake(&m->m_intr.si_futex, 1);
+	atomic_store_explicit(&si->si_td, td, memory_order_release);
+	atomic_fetch_add(&si->si_futex, 1);
+	if (atomic_load(&si->si_waiting))
+		sc__futex_wake(&si->si_futex, 1);
 }
 
 /*
  * SC_WAIT_SPIN_SLEEP spins only while an answer may come: up to twice the
  * recent round trip, at most wait_spin_ns, and not at all when round trips
  * take longer than that (a virtual machine, or requester and target on one
- * core), where spinning only delays the target.  m_intr.si_rtt is a
- * moving average (weight 1/8) of the recent round trips, 0 before the
- * first.  Capture mutex held.
+ * core), where spinning only delays the target.  si_rtt is a moving
+ * average (weight 1/8) of the slot's recent round trips, 0 before the
+ * first.  Slot mutex held.
  */
 static uint64_t
-sc_stack_intr_spin_ns(const struct sc_machine *m)
+sc_stack_intr_spin_ns(const struct sc_machine *m,
+    const struct sc_stack_intr *si)
 {
 	uint64_t max = (uint64_t)m->m_cfg.wait_spin_ns;
 
-	if (m->m_intr.si_rtt == 0)
+	if (si->si_rtt == 0)
 		return (max);
-	if (m->m_intr.si_rtt > max)
+	if (si->si_rtt > max)
 		return (0);
-	return (2 * m->m_intr.si_rtt < max ? 2 * m->m_intr.si_rtt : max);
+	return (2 * si->si_rtt < max ? 2 * si->si_rtt : max);
 }
 
 static void
-sc_stack_intr_rtt(struct sc_machine *m, uint64_t rtt)
+sc_stack_intr_rtt(struct sc_stack_intr *si, uint64_t rtt)
 {
-	m->m_intr.si_rtt = m->m_intr.si_rtt == 0 ? rtt :
-	    (7 * m->m_intr.si_rtt + rtt) / 8;
+	si->si_rtt = si->si_rtt == 0 ? rtt : (7 * si->si_rtt + rtt) / 8;
 }
 
 /*
- * Wait for the answer to request `tag`, at most until `deadline` (the
- * bound of the whole sc_stack_save_td() call; UINT64_MAX: none).  Returns
- * the thread that answered, or NULL when the bound expired before any
- * handler claimed the request.
+ * Lock mx for a request, at most until deadline (UINT64_MAX: none):
+ * 0 or ETIMEDOUT.  A lock found held counts in capture_lock_waits (read
+ * racily: a counter, not a decision).
  */
-static struct sc_thread *
-sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
+static int
+sc_stack_intr_lock(struct sc_machine *m, struct sc_mtx *mx,
+    uint64_t deadline)
 {
-	const struct sc_machine_config *cfg = &m->m_cfg;
+	if (atomic_load_explicit(&mx->mx_owner, memory_order_relaxed) != 0)
+		SC_CNT_INC(m, capture_lock_waits);
+	if (deadline != UINT64_MAX)
+		return (sc__mtx_lock_until(mx, deadline));
+	sc__mtx_lock(mx);
+	return (0);
+}
+
+int
+sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline, uint64_t *tagp)
+{
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_stack_intr *si = &pc->pc_intr;
+	uint64_t tag;
+
+	if (sc_stack_intr_lock(m, &si->si_mtx, deadline) != 0)
+		return (ETIMEDOUT);
+	tag = (++si->si_seq << 2) | SC_REQ_OPEN;
+	/* kib's catch: an answer left from before would be taken as this
+	 * request's (SC_MISTAKE_STALE_ANSWER leaves it). */
+	if ((m->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
+		atomic_store(&si->si_td, NULL);
+	atomic_store_explicit(&si->si_req, tag, memory_order_release);
+	*tagp = tag;
+	return (0);
+}
+
+struct sc_thread *
+sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag, uint64_t deadline)
+{
+	const struct sc_machine_config *cfg = &pc->pc_machine->m_cfg;
+	struct sc_stack_intr *si = &pc->pc_intr;
 	struct sc_thread *answer;
 	uint64_t start, now, spin_until, claimed;
 	uint32_t seq;
 
+	SC_MTX_ASSERT_OWNED(&si->si_mtx, NULL);
 	start = sc__ds_clock();
 	spin_until = cfg->wait_strategy == SC_WAIT_SPIN ? UINT64_MAX :
 	    cfg->wait_strategy == SC_WAIT_SLEEP ? start :
-	    start + sc_stack_intr_spin_ns(m);
+	    start + sc_stack_intr_spin_ns(pc->pc_machine, si);
 	for (;;) {
-		seq = atomic_load(&m->m_intr.si_futex);
-		answer = atomic_load_explicit(&m->m_intr.si_td,
-		    memory_order_acquire);
+		seq = atomic_load(&si->si_futex);
+		answer = atomic_load_explicit(&si->si_td, memory_order_acquire);
 		if (answer != NULL) {
-			sc_stack_intr_rtt(m, sc__ds_clock() - start);
+			sc_stack_intr_rtt(si, sc__ds_clock() - start);
 			return (answer);
 		}
 		now = sc__ds_clock();
@@ -141,21 +172,21 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 			sc__cpu_spinwait();
 			continue;
 		}
-		atomic_store(&m->m_intr.si_waiting, 1);
-		if (atomic_load_explicit(&m->m_intr.si_td,
+		atomic_store(&si->si_waiting, 1);
+		if (atomic_load_explicit(&si->si_td,
 		    memory_order_acquire) == NULL)
-			sc__futex_wait(&m->m_intr.si_futex, seq,
+			sc__futex_wait(&si->si_futex, seq,
 			    (long)(deadline == UINT64_MAX ? 0 :
 			    deadline - now));
-		atomic_store(&m->m_intr.si_waiting, 0);
+		atomic_store(&si->si_waiting, 0);
 	}
 	/*
 	 * Give up, unless a handler already claimed the request: then its
-	 * walk is under way into our buffer and ends soon (a handler never
-	 * blocks); wait for it, so that no walk outlives its request.
+	 * walk is under way into the slot's buffer and ends soon (a handler
+	 * never blocks); wait for it, so that no walk outlives its request.
 	 */
 	claimed = (tag & ~(uint64_t)SC_REQ_STATE) | SC_REQ_CLAIMED;
-	if (atomic_compare_exchange_strong(&m->m_intr.si_req, &tag, 0))
+	if (atomic_compare_exchange_strong(&si->si_req, &tag, 0))
 		return (NULL);
 	/*
 	 * The walk is bounded (SC_STACK_MAX frames, no lock): this loop
@@ -163,12 +194,46 @@ sc_stack_intr_wait(struct sc_machine *m, uint64_t tag, uint64_t deadline)
 	 * that was claimed, which only a broken invariant could do: never
 	 * spin on a word that nobody will write.
 	 */
-	while ((answer = atomic_load_explicit(&m->m_intr.si_td,
+	while ((answer = atomic_load_explicit(&si->si_td,
 	    memory_order_acquire)) == NULL &&
-	    atomic_load(&m->m_intr.si_req) == claimed) {
+	    atomic_load(&si->si_req) == claimed) {
 		sc__cpu_spinwait();
 	}
 	return (answer);
+}
+
+bool
+sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
+    struct sc_thread *td, struct sc_stack *st)
+{
+	struct sc_stack_intr *si = &pc->pc_intr;
+	bool kstack = si->si_kstack;
+
+	if (answer == td && answer != NULL)
+		sc_stack_copy(&si->si_buf, st);
+	atomic_store(&si->si_req, 0);
+	if ((pc->pc_machine->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
+		atomic_store(&si->si_td, NULL);
+	sc__mtx_unlock(&si->si_mtx);
+	return (kstack);
+}
+
+/*
+ * Does the caller hold a capture lock of m (a slot's, or intr_lock)?  Only
+ * a hook inside a capture can; capturing again from there would wait for
+ * itself, or take over its own request.
+ */
+bool
+sc__stack_intr_held(struct sc_machine *m)
+{
+	int i;
+
+	if (sc__mtx_owned(&m->m_intr_lock))
+		return (true);
+	for (i = 0; i < m->m_ncpu; i++)
+		if (sc__mtx_owned(&m->m_pcpu[i].pc_intr.si_mtx))
+			return (true);
+	return (false);
 }
 
 /*
@@ -274,8 +339,8 @@ sc_stack_save_in_time(const struct sc_machine *m, uint64_t *deadline)
 }
 
 /* The answer was td's own: 0, or EBUSY with no kernel frame chain. */
-static int
-sc_stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
+int
+sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
     bool kstack)
 {
 	SC_CNT_INC(m, captures_running);
@@ -299,7 +364,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	uint64_t tag, deadline, nocpu;
 	size_t ntext;
 	int cpuid, error, tid;
-	bool kstack;
+	bool kstack, serial;
 
 	SC_KASSERT(st != NULL && td != NULL, EINVAL, "NULL argument");
 	SC_KASSERT(sc_thread_lock_owned(td), EINVAL,
@@ -393,7 +458,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		 * capture it is in; the CPU pthreads exist only in the
 		 * process that made m.
 		 */
-		SC_KASSERT(!sc__mtx_owned(&m->m_intr.si_mtx), EINVAL,
+		SC_KASSERT(!sc__stack_intr_held(m), EINVAL,
 		    "thread %d \"%s\": capture recursed (from a hook inside a "
 		    "capture of the same machine)", td->td_tid, td->td_name);
 		SC_KASSERT(getpid() == m->m_pid, EINVAL, "thread %d: machine "
@@ -422,32 +487,27 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		nocpu = 0;
 		pc = &m->m_pcpu[cpuid];
 
-		/* The bound covers the wait for the capture mutex too. */
-		if (deadline == UINT64_MAX)
-			sc__mtx_lock(&m->m_intr.si_mtx);
-		else if (sc__mtx_lock_until(&m->m_intr.si_mtx, deadline) != 0) {
+		/* The bound covers the wait for the capture locks too. */
+		serial = m->m_cfg.capture_serial != 0;
+		if (serial && sc_stack_intr_lock(m, &m->m_intr_lock,
+		    deadline) != 0) {
 			sc_stack_save_relock(m, td, tid, false);
 			error = ETIMEDOUT;
 			break;
 		}
-		tag = (++m->m_intr.si_seq << 10) | ((uint64_t)cpuid << 2) |
-		    SC_REQ_OPEN;
-		/* kib's catch: an answer left from before would be taken as
-		 * this request's (SC_MISTAKE_STALE_ANSWER leaves it). */
-		if ((m->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
-			atomic_store(&m->m_intr.si_td, NULL);
-		atomic_store_explicit(&m->m_intr.si_req, tag,
-		    memory_order_release);
+		if (sc__stack_intr_open(pc, deadline, &tag) != 0) {
+			if (serial)
+				sc__mtx_unlock(&m->m_intr_lock);
+			sc_stack_save_relock(m, td, tid, false);
+			error = ETIMEDOUT;
+			break;
+		}
 		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
 		sc__ipi_cpu(pc, SC_IPI_TRACE, tid);
-		answer = sc_stack_intr_wait(m, tag, deadline);
-		kstack = m->m_intr.si_kstack;
-		if (answer == td)
-			sc_stack_copy(&m->m_intr.si_buf, st);
-		atomic_store(&m->m_intr.si_req, 0);
-		if ((m->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
-			atomic_store(&m->m_intr.si_td, NULL);
-		sc__mtx_unlock(&m->m_intr.si_mtx);
+		answer = sc__stack_intr_wait(pc, tag, deadline);
+		kstack = sc__stack_intr_close(pc, answer, td, st);
+		if (serial)
+			sc__mtx_unlock(&m->m_intr_lock);
 		if (answer == td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
 			    tid, answer->td_tid, answer->td_gen);
@@ -460,7 +520,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			break;
 		}
 		if (answer == td) {
-			error = sc_stack_save_answered(m, st, kstack);
+			error = sc__stack_save_answered(m, st, kstack);
 			break;
 		}
 		/* td switched off, or the CPU went idle: try again. */

@@ -74,7 +74,7 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
 {
 	struct sc_machine *m = td->td_machine;
 	struct sc_stack_nmi *sn = &m->m_nmi;
-	struct sc_deadline dl;
+	uint64_t deadline;
 	uintptr_t want;
 	int cpuid, error;
 
@@ -92,13 +92,15 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
 	SC_CNT_INC(m, nmis_sent);
 	sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
 	sc__ipi_cpu(&m->m_pcpu[cpuid], SC_IPI_NMI, td->td_tid);
-	sc_deadline_start(&dl, (uint64_t)m->m_cfg.capture_timeout_ns);
+	/* The library's clock: virtual time in deterministic mode, so that
+	 * the bound expires at the same step in every run of a seed. */
+	deadline = sc__ds_clock() + (uint64_t)m->m_cfg.capture_timeout_ns;
 	error = 0;
 	for (;;) {
 		if (atomic_load_explicit(&sn->sn_pending,
 		    memory_order_acquire) == 0)
 			break;
-		if (sc_deadline_passed(&dl)) {
+		if (sc__ds_clock() >= deadline) {
 			/* Give up unless a handler claimed: then it ends
 			 * soon (a bounded walk, no lock). */
 			want = (uintptr_t)td;

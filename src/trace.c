@@ -54,6 +54,9 @@ static const char *const sc_trace_names[SC_TRACE_NEVENTS] = {
 	[SC_TRACE_STATE] = "STATE",
 	[SC_TRACE_THREAD_REUSE] = "THREAD_REUSE",
 	[SC_TRACE_SWAP] = "SWAP",
+	[SC_TRACE_SNAPSHOT_BEGIN] = "SNAPSHOT_BEGIN",
+	[SC_TRACE_SNAPSHOT_ROUND] = "SNAPSHOT_ROUND",
+	[SC_TRACE_SNAPSHOT_DONE] = "SNAPSHOT_DONE",
 };
 
 static const char *const sc_state_names[] = {
@@ -343,6 +346,24 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		    "vm_thread_swapout(): kernel stack swapped out (unmapped), "
 		    "TDI_SWAPPED" : "vm_thread_swapin(): kernel stack swapped "
 		    "in");
+		break;
+	case SC_TRACE_SNAPSHOT_BEGIN:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: sc_machine_snapshot(): %" PRIu64
+		    " threads listed, each process's under its proc lock", who,
+		    r->arg0);
+		break;
+	case SC_TRACE_SNAPSHOT_ROUND:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: snapshot round %" PRIu64 ": IPI_TRACE "
+		    "to %" PRIu64 " CPU%s at once, an answer slot each", who,
+		    r->arg0, r->arg1, r->arg1 == 1 ? "" : "s");
+		break;
+	case SC_TRACE_SNAPSHOT_DONE:
+		sc_trace_actor(r, true, who, sizeof(who));
+		snprintf(buf, len, "%s: snapshot of %" PRIu64 " threads done "
+		    "in %" PRIu64 " round%s", who, r->arg0, r->arg1,
+		    r->arg1 == 1 ? "" : "s");
 		break;
 	default:
 		snprintf(buf, len, "event %d", r->event);

@@ -13,7 +13,13 @@
  *   from IPI_SENT to the requester's next step about that target; the
  *   handler is a "stack_capture_intr" slice on its CPU's track, from
  *   IPI_RECEIVED to ANSWER_PUBLISHED (or STALE_IPI, or WALK_DONE when the
- *   publish is not in the ring).  Slices of one track must nest for
+ *   publish is not in the ring).  A snapshot is a "sc_machine_snapshot"
+ *   slice from SNAPSHOT_BEGIN to SNAPSHOT_DONE, each of its rounds a
+ *   "snapshot round" slice up to the next round (or the end), and the
+ *   wait for each IPI of a round runs from its IPI_SENT to the round's end:
+ *   the waits overlap, and so end together, to nest.  A snapshot's
+ *   captures of running threads have no slice of their own (their
+ *   CAPTURE_DONE is an instant).  Slices of one track must nest for
  *   Perfetto and speedscope: one that would overlap another without
  *   nesting (two plain pthreads capturing at once share a track) is not
  *   drawn, and its events stay instants.
@@ -41,12 +47,16 @@
 
 #define SC_JS_CAT	"stackcap"
 
-enum sc_js_kind { SC_JS_CAPTURE, SC_JS_WAIT, SC_JS_HANDLER };
+enum sc_js_kind {
+	SC_JS_CAPTURE, SC_JS_WAIT, SC_JS_HANDLER, SC_JS_SNAPSHOT, SC_JS_ROUND
+};
 
 static const char *const sc_js_names[] = {
 	[SC_JS_CAPTURE] = "stack_save_td",
 	[SC_JS_WAIT] = "IPI_TRACE wait",
 	[SC_JS_HANDLER] = "stack_capture_intr",
+	[SC_JS_SNAPSHOT] = "sc_machine_snapshot",
+	[SC_JS_ROUND] = "snapshot round",
 };
 
 struct sc_js_slice {
@@ -133,85 +143,157 @@ sc_js_add(struct sc_js *js, size_t open, size_t close, int kind)
 }
 
 /*
- * Pair the events that open and close each slice, in one pass.  Per track:
- * the handler in progress (its IPI_RECEIVED, its WALK_DONE), the wait in
- * progress (its IPI_SENT), and the list of open CAPTURE_BEGINs.  A
- * handler's events follow each other on its CPU (nothing else runs there
- * meanwhile); a requester's steps about one target follow each other on its
- * track, with others' events in between.
+ * Unlink from the list at *head (linked through js_link) the latest record
+ * whose tid is tid, and return it (-1: none).
+ */
+static long
+sc_js_take(struct sc_js *js, long *head, int tid)
+{
+	long b, prev;
+
+	for (prev = -1, b = *head; b >= 0; prev = b, b = js->js_link[b])
+		if (js->js_recs[b].tid == tid)
+			break;
+	if (b < 0)
+		return (-1);
+	if (prev < 0)
+		*head = js->js_link[b];
+	else
+		js->js_link[prev] = js->js_link[b];
+	return (b);
+}
+
+/* The per-track state of the pairing (sc_js_pair()). */
+struct sc_js_open {
+	long	o_handler;	/* IPI_RECEIVED of the handler in progress */
+	long	o_walk;		/* ... its WALK_DONE */
+	long	o_waits;	/* list of the IPI_SENTs of the waits in
+				   progress, one per target (two plain
+				   pthreads share a track) */
+	long	o_captures;	/* list of open CAPTURE_BEGINs */
+	long	o_snapshot;	/* SNAPSHOT_BEGIN of the snapshot in progress */
+	long	o_round;	/* SNAPSHOT_ROUND of its round in progress */
+	long	o_rwaits;	/* list of the round's IPI_SENTs */
+};
+
+/*
+ * A snapshot round ends at record i (the next round, or the snapshot's
+ * end): so do the waits of its IPIs, which all end together and so nest,
+ * one inside the other, in the round's slice.
  */
 static void
-sc_js_pair(struct sc_js *js, long *hopen, long *hwalk, long *wopen,
-    long *chead)
+sc_js_round_end(struct sc_js *js, struct sc_js_open *o, size_t i)
+{
+	long w;
+
+	if (o->o_round >= 0)
+		sc_js_add(js, (size_t)o->o_round, i, SC_JS_ROUND);
+	for (w = o->o_rwaits; w >= 0; w = js->js_link[w])
+		sc_js_add(js, (size_t)w, i, SC_JS_WAIT);
+	o->o_round = o->o_rwaits = -1;
+}
+
+/*
+ * Pair the events that open and close each slice, in one pass.  Per track:
+ * the handler in progress (its IPI_RECEIVED, its WALK_DONE), the waits in
+ * progress (their IPI_SENTs), the open CAPTURE_BEGINs, and a snapshot
+ * with its round.  A handler's events follow each other on its CPU
+ * (nothing else runs there meanwhile); a requester's steps about one
+ * target follow each other on its track, with others' events in between.
+ * A snapshot's waits overlap: they are drawn from their IPI_SENT to the
+ * end of their round.
+ */
+static void
+sc_js_pair(struct sc_js *js, struct sc_js_open *open)
 {
 	const struct sc_trace_record *recs = js->js_recs, *r;
-	long b, prev, h, w;
+	struct sc_js_open *o;
+	long b, h, w;
 	size_t i;
 	int t, ntracks = js->js_m->m_ncpu + 1;
 
-	for (t = 0; t < ntracks; t++)
-		hopen[t] = hwalk[t] = wopen[t] = chead[t] = -1;
+	for (t = 0; t < ntracks; t++) {
+		o = &open[t];
+		o->o_handler = o->o_walk = o->o_waits = o->o_captures = -1;
+		o->o_snapshot = o->o_round = o->o_rwaits = -1;
+	}
 	for (i = 0; i < js->js_n; i++) {
 		r = &recs[i];
-		t = sc_js_track(js, r);
+		o = &open[sc_js_track(js, r)];
 
-		if ((h = hopen[t]) >= 0) {
+		if ((h = o->o_handler) >= 0) {
 			if (r->tid == recs[h].tid &&
 			    r->event == SC_TRACE_WALK_DONE)
-				hwalk[t] = (long)i;
+				o->o_walk = (long)i;
 			else if (r->tid == recs[h].tid &&
 			    (r->event == SC_TRACE_ANSWER_PUBLISHED ||
 			    r->event == SC_TRACE_STALE_IPI)) {
 				sc_js_add(js, (size_t)h, i, SC_JS_HANDLER);
-				hopen[t] = -1;
+				o->o_handler = -1;
 			} else {
 				/* The publish is not in the ring. */
-				if (hwalk[t] >= 0)
+				if (o->o_walk >= 0)
 					sc_js_add(js, (size_t)h,
-					    (size_t)hwalk[t], SC_JS_HANDLER);
-				hopen[t] = -1;
+					    (size_t)o->o_walk, SC_JS_HANDLER);
+				o->o_handler = -1;
 			}
 		}
 		if (r->event == SC_TRACE_IPI_RECEIVED) {
-			hopen[t] = (long)i;
-			hwalk[t] = -1;
+			o->o_handler = (long)i;
+			o->o_walk = -1;
 		}
 
-		if ((w = wopen[t]) >= 0) {
-			if (r->event == SC_TRACE_SWITCH)
-				wopen[t] = -1;	/* the requester left */
-			else if (r->tid == recs[w].tid &&
-			    sc_js_requester_event(r->event)) {
-				if (sc_js_wait_over(r->event))
-					sc_js_add(js, (size_t)w, i, SC_JS_WAIT);
-				wopen[t] = -1;
+		if (r->event == SC_TRACE_SWITCH) {
+			/* The requester left: what it had open stays open
+			 * no more on this track. */
+			o->o_waits = o->o_snapshot = o->o_round = -1;
+			o->o_rwaits = -1;
+		}
+		if (sc_js_requester_event(r->event) &&
+		    (w = sc_js_take(js, &o->o_waits, r->tid)) >= 0 &&
+		    sc_js_wait_over(r->event))
+			sc_js_add(js, (size_t)w, i, SC_JS_WAIT);
+
+		switch (r->event) {
+		case SC_TRACE_IPI_SENT:
+			if (o->o_round >= 0) {
+				js->js_link[i] = o->o_rwaits;
+				o->o_rwaits = (long)i;
+			} else {
+				js->js_link[i] = o->o_waits;
+				o->o_waits = (long)i;
 			}
-		}
-		if (r->event == SC_TRACE_IPI_SENT)
-			wopen[t] = (long)i;
-
-		if (r->event == SC_TRACE_CAPTURE_BEGIN) {
-			js->js_link[i] = chead[t];
-			chead[t] = (long)i;
-		} else if (r->event == SC_TRACE_CAPTURE_DONE) {
-			/* The latest open capture of this target here. */
-			for (prev = -1, b = chead[t]; b >= 0;
-			    prev = b, b = js->js_link[b])
-				if (recs[b].tid == r->tid)
-					break;
-			if (b < 0)
-				continue;	/* its BEGIN was overwritten */
-			if (prev < 0)
-				chead[t] = js->js_link[b];
-			else
-				js->js_link[prev] = js->js_link[b];
-			sc_js_add(js, (size_t)b, i, SC_JS_CAPTURE);
+			break;
+		case SC_TRACE_CAPTURE_BEGIN:
+			js->js_link[i] = o->o_captures;
+			o->o_captures = (long)i;
+			break;
+		case SC_TRACE_CAPTURE_DONE:
+			/* The latest open capture of this target here (none:
+			 * its BEGIN was overwritten, or a snapshot's). */
+			if ((b = sc_js_take(js, &o->o_captures, r->tid)) >= 0)
+				sc_js_add(js, (size_t)b, i, SC_JS_CAPTURE);
+			break;
+		case SC_TRACE_SNAPSHOT_BEGIN:
+			o->o_snapshot = (long)i;
+			break;
+		case SC_TRACE_SNAPSHOT_ROUND:
+			sc_js_round_end(js, o, i);
+			o->o_round = (long)i;
+			break;
+		case SC_TRACE_SNAPSHOT_DONE:
+			sc_js_round_end(js, o, i);
+			if (o->o_snapshot >= 0)
+				sc_js_add(js, (size_t)o->o_snapshot, i,
+				    SC_JS_SNAPSHOT);
+			o->o_snapshot = -1;
+			break;
 		}
 	}
 	for (t = 0; t < ntracks; t++)
-		if (hopen[t] >= 0 && hwalk[t] >= 0)
-			sc_js_add(js, (size_t)hopen[t], (size_t)hwalk[t],
-			    SC_JS_HANDLER);
+		if (open[t].o_handler >= 0 && open[t].o_walk >= 0)
+			sc_js_add(js, (size_t)open[t].o_handler,
+			    (size_t)open[t].o_walk, SC_JS_HANDLER);
 }
 
 static uint64_t
@@ -474,7 +556,7 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 {
 	struct sc_trace_record *recs;
 	struct sc_js js;
-	long *state = NULL;
+	struct sc_js_open *state = NULL;
 	size_t i, n = 0;
 	int error = ENOMEM, ntracks = m->m_ncpu + 1;
 
@@ -488,14 +570,13 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 	js.js_sl = calloc(n + 1, sizeof(*js.js_sl));
 	js.js_opens = calloc(n + 1, sizeof(*js.js_opens));
 	js.js_link = calloc(n + 1, sizeof(*js.js_link));
-	state = calloc(4 * (size_t)ntracks, sizeof(*state));
+	state = calloc((size_t)ntracks, sizeof(*state));
 	if (js.js_sl == NULL || js.js_opens == NULL || js.js_link == NULL ||
 	    state == NULL)
 		goto out;
 	for (i = 0; i < n; i++)
 		js.js_opens[i] = -1;
-	sc_js_pair(&js, state, state + ntracks, state + 2 * ntracks,
-	    state + 3 * ntracks);
+	sc_js_pair(&js, state);
 	if ((error = sc_js_nest(&js)) != 0 || (error = sc_js_flows(&js)) != 0)
 		goto out;
 	sc_js_write(fp, &js);

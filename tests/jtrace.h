@@ -245,9 +245,52 @@ recs_have(const struct sc_trace_record *recs, size_t from, size_t to,
 	return (false);
 }
 
+/* The first record of `event` on cpu about tid in recs[from..n), or n. */
+static size_t
+recs_next(const struct sc_trace_record *recs, size_t from, size_t n,
+    int event, int cpu, int tid)
+{
+	for (; from < n; from++)
+		if (recs[from].event == event && recs[from].cpu == cpu &&
+		    recs[from].tid == tid)
+			break;
+	return (from);
+}
+
+/*
+ * Does the capture that ends at recs[i] overlap another capture on its
+ * track without nesting?  Two plain pthreads that capture at once share a
+ * track, and such a capture is not drawn (trace_json.c).
+ */
+static bool
+recs_capture_clashes(const struct sc_trace_record *recs, size_t n, size_t i)
+{
+	size_t b, k, d;
+
+	if (i >= n)
+		return (false);
+	for (b = i; b-- > 0;)
+		if (recs[b].event == SC_TRACE_CAPTURE_BEGIN &&
+		    recs[b].cpu == recs[i].cpu && recs[b].tid == recs[i].tid)
+			break;
+	for (k = 0; k < n; k++) {
+		if (k == b || recs[k].event != SC_TRACE_CAPTURE_BEGIN ||
+		    recs[k].cpu != recs[i].cpu)
+			continue;
+		d = recs_next(recs, k + 1, n, SC_TRACE_CAPTURE_DONE,
+		    recs[k].cpu, recs[k].tid);
+		if (d == n)
+			continue;
+		if ((k < b && d > b && d < i) || (k > b && k < i && d > i))
+			return (true);
+	}
+	return (false);
+}
+
 /*
  * Every capture whose CAPTURE_BEGIN and CAPTURE_DONE are both in recs is a
- * "stack_save_td" slice on the requester's track; every handler whose
+ * "stack_save_td" slice on the requester's track (unless it clashes with
+ * another there); every handler whose
  * IPI_RECEIVED and ANSWER_PUBLISHED are both there is a
  * "stack_capture_intr" slice on its CPU's track; every IPI whose IPI_SENT
  * and IPI_RECEIVED are both there is a flow.  Returns the captures seen.
@@ -266,6 +309,8 @@ jtrace_check_records(const struct jtrace *jt,
 			    recs[i].cpu, recs[i].tid))
 				break;
 			ncaptures++;
+			if (recs_capture_clashes(recs, n, i))
+				break;
 			if (jtrace_count(jt, "stack_save_td", recs[i].cpu,
 			    recs[i].tid) < 1)
 				fail_msg("capture of td %d: no slice",
@@ -285,6 +330,12 @@ jtrace_check_records(const struct jtrace *jt,
 				if (recs[j].event == SC_TRACE_IPI_RECEIVED &&
 				    recs[j].arg1 == recs[i].arg1)
 					break;
+			/* A wait inside a capture that is not drawn may
+			 * have no slice to start a flow on. */
+			if (j < n && recs_capture_clashes(recs, n,
+			    recs_next(recs, i, n, SC_TRACE_CAPTURE_DONE,
+			    recs[i].cpu, recs[i].tid)))
+				break;
 			if (j < n && !jtrace_has_flow(jt, recs[i].arg1))
 				fail_msg("ipi %" PRIu64 ": no flow",
 				    recs[i].arg1);

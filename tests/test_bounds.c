@@ -19,20 +19,6 @@
 
 #include "sc_test.h"
 
-/* Capture a running td from this pthread: proc lock, thread lock. */
-static int
-capture_running(struct sc_proc *p, struct sc_thread *td, struct sc_stack *st)
-{
-	int error;
-
-	sc_proc_lock(p);
-	sc_thread_lock(td);
-	error = sc_stack_save_td(st, td);
-	sc_thread_unlock(td);
-	sc_proc_unlock(p);
-	return (error);
-}
-
 static struct sc_machine *
 machine(int ncpu, long timeout_ns, int signo)
 {
@@ -105,14 +91,14 @@ test_ebusy_reasons(void **state)
 	tn = sc_test_spawn("nofp", no_frame_pointer, &hn);
 	SC_WAIT_FOR(atomic_load(&hu.holding) && atomic_load(&hn.holding));
 
-	assert_int_equal(capture_running(tp, tu, &st), EBUSY);
+	assert_int_equal(sc_stack_save_td_locked(tp, tu, &st), EBUSY);
 	assert_int_equal(st.depth, 0);
 	c = sc_counters_get(tm);
 	assert_int_equal(c.ebusy, 1);
 	assert_int_equal(c.ebusy_user, 1);
 	assert_int_equal(c.ebusy_nochain, 0);
 
-	assert_int_equal(capture_running(tp, tn, &st), EBUSY);
+	assert_int_equal(sc_stack_save_td_locked(tp, tn, &st), EBUSY);
 	c = sc_counters_get(tm);
 	assert_int_equal(c.ebusy, 2);
 	assert_int_equal(c.ebusy_user, 1);
@@ -186,8 +172,9 @@ static struct sc_machine *bm;
 static atomic_int first_in, held_too_long;
 
 /*
- * The first requester to reach the IPI holds the capture mutex until the
- * others have timed out, so their whole bound is spent waiting for it.
+ * The first requester to reach the IPI holds its capture locks until the
+ * others have timed out: under capture_serial their whole bound is spent
+ * waiting for intr_lock.
  * Its own wait is bounded too (a hang-breaker, far above the bound).
  */
 static void
@@ -221,27 +208,39 @@ requester(void *arg)
 	struct req *r = arg;
 	struct sc_stack st;
 
-	r->error = capture_running(r->p, r->td, &st);
+	r->error = sc_stack_save_td_locked(r->p, r->td, &st);
 	atomic_store(&r->done, 1);
 	return (NULL);
 }
 
+/*
+ * NREQ requesters, each capturing a thread that keeps interrupts disabled
+ * on a CPU of its own.  serial (the kernel's intr_lock): the first to
+ * reach the IPI holds intr_lock until the others gave up waiting for it,
+ * so one IPI only.  Per-CPU slots: nobody waits for anybody; every
+ * requester sends its IPI and spends its bound on its own answer.
+ */
 static void
-test_timeout_bounds_whole_call(void **state)
+timeout_bounds(int serial)
 {
+	struct sc_machine_config cfg;
 	struct hold h[NREQ];
 	struct req r[NREQ];
 	pthread_t t[NREQ];
 	char name[16];
 	int i;
 
-	bm = machine(NREQ, 200L * 1000 * 1000, 0);
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = NREQ;
+	cfg.capture_timeout_ns = 200L * 1000 * 1000;
+	cfg.capture_serial = serial;
+	assert_int_equal(sc_machine_create(&cfg, &bm), 0);
 	atomic_store(&first_in, 0);
 	atomic_store(&held_too_long, 0);
 	memset(h, 0, sizeof(h));
 	memset(r, 0, sizeof(r));
 	/* One process per target: the requesters share no proc lock, only
-	 * the capture mutex. */
+	 * the capture locks. */
 	for (i = 0; i < NREQ; i++) {
 		snprintf(name, sizeof(name), "p%d", i);
 		assert_int_equal(sc_proc_create(bm, name, &r[i].p), 0);
@@ -259,16 +258,36 @@ test_timeout_bounds_whole_call(void **state)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(r[i].error, ETIMEDOUT);
 	}
-	/* The others gave up while waiting for the mutex: one IPI only. */
 	assert_int_equal(atomic_load(&held_too_long), 0);
-	assert_int_equal(SC_COUNTER(bm, ipis_sent), 1);
 	assert_int_equal(SC_COUNTER(bm, timeouts), NREQ);
+	if (serial) {
+		/* The others gave up while waiting for intr_lock. */
+		assert_int_equal(SC_COUNTER(bm, ipis_sent), 1);
+		assert_int_equal(SC_COUNTER(bm, capture_lock_waits), NREQ - 1);
+	} else {
+		assert_int_equal(SC_COUNTER(bm, ipis_sent), NREQ);
+		assert_int_equal(SC_COUNTER(bm, capture_lock_waits), 0);
+	}
 	sc_machine_set_hook(bm, NULL, NULL);
 	for (i = 0; i < NREQ; i++)
 		atomic_store(&h[i].release, 1);
 	for (i = 0; i < NREQ; i++)
 		assert_int_equal(sc_thread_join(r[i].td), 0);
 	sc_machine_destroy(bm);
+}
+
+static void
+test_timeout_bounds_whole_call(void **state)
+{
+	(void)state;
+	timeout_bounds(1);
+}
+
+static void
+test_timeout_slots_do_not_wait(void **state)
+{
+	(void)state;
+	timeout_bounds(0);
 }
 
 /* ------------------------------------------------------------------------
@@ -308,7 +327,7 @@ test_timeout_blocked_signal(void **state)
 	assert_int_equal(sc_thread_create(p, "blocker", block_ipi, &b, &td),
 	    0);
 	SC_WAIT_FOR(atomic_load(&b.h.holding));
-	assert_int_equal(capture_running(p, td, &st), ETIMEDOUT);
+	assert_int_equal(sc_stack_save_td_locked(p, td, &st), ETIMEDOUT);
 	assert_int_equal(SC_COUNTER(m, ipi_blocked), 1);
 	assert_int_equal(SC_COUNTER(m, ipi_handler_lost), 0);
 	atomic_store(&b.h.release, 1);
@@ -339,7 +358,7 @@ test_timeout_replaced_handler(void **state)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = program_handler;
 	assert_int_equal(sigaction(signo, &sa, NULL), 0);
-	assert_int_equal(capture_running(p, td, &st), ETIMEDOUT);
+	assert_int_equal(sc_stack_save_td_locked(p, td, &st), ETIMEDOUT);
 	assert_int_equal(SC_COUNTER(m, ipi_handler_lost), 1);
 	assert_int_equal(SC_COUNTER(m, ipi_blocked), 0);
 	/* The spinner leaves by itself: IPI_STOP would reach the program's
@@ -360,6 +379,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sleep_from_user_mode,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test(test_timeout_bounds_whole_call),
+		cmocka_unit_test(test_timeout_slots_do_not_wait),
 		cmocka_unit_test(test_timeout_blocked_signal),
 		cmocka_unit_test(test_timeout_replaced_handler),
 	};

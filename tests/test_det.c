@@ -5,9 +5,10 @@
  *
  * The body is a 3-thread capture: two spinners in a call chain of their
  * own on two CPUs, and the test thread (a plain pthread) that captures
- * each in turn.  A run's signature folds in every trace event (its
- * virtual time, CPU, thread, event and arguments, but the one argument
- * that is an address: IPI_RECEIVED's rbp) and every capture's result.
+ * each in turn, then takes a snapshot of the machine.  A run's signature
+ * folds in every trace event (its virtual time, CPU, thread, event and
+ * arguments, but the one argument that is an address: IPI_RECEIVED's
+ * rbp), every capture's result and every entry of the snapshot.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -63,6 +64,7 @@ struct det_run {
 };
 
 static struct sc_trace_record det_rec[NEVENTS];
+static struct sc_kstack det_kk[8];
 static const char *const det_chain[] = { "det_spin_c", "det_spin_b",
     "det_spin" };
 
@@ -104,6 +106,21 @@ det_body(const struct sc_machine_config *cfg, struct det_run *r)
 			else if (!sc_test_stack_has_chain(&st, det_chain, 3))
 				r->wrong++;
 		}
+	}
+	/* And one snapshot: both CPUs' slots in one round. */
+	assert_int_equal(sc_machine_snapshot(m, det_kk, 8, &n), 0);
+	assert_int_equal(n, 4);
+	for (j = 0; j < n; j++) {
+		h = det_fold(h, (uint64_t)det_kk[j].tid);
+		h = det_fold(h, (uint64_t)det_kk[j].state);
+		h = det_fold(h, det_kk[j].stack.depth);
+		if (j < 2)
+			continue;	/* the idle threads */
+		if (det_kk[j].state != SC_KKST_STATE_STACKOK)
+			r->errors++;
+		else if (!sc_test_stack_has_chain(&det_kk[j].stack,
+		    det_chain, 3))
+			r->wrong++;
 	}
 	atomic_store(&det_stop, 1);
 	for (i = 0; i < 2; i++)

@@ -334,6 +334,7 @@ test_version_and_sizes(void **state)
 	for (i = 0; i < sizeof(kk[0].kk_spare) / sizeof(kk[0].kk_spare[0]);
 	    i++)
 		assert_int_equal(kk[0].kk_spare[i], 0);
+	assert_int_equal(kk[0].pid, sc_proc_pid(p));	/* stackcap 0.5 */
 	assert_int_equal(kk[1].tid, -1);		/* untouched */
 	assert_int_equal(sc_proc_kstack_sz(p, kk, 16, 2, &n), EINVAL);
 	assert_int_equal(sc_ithread_schedule(td), 0);

@@ -9,7 +9,13 @@
  * frames is not its thread's is a misattribution.  A watchdog fails the run
  * when a capturer or a slot makes no progress for STALL_S seconds.
  *
+ * Snapshots of the whole machine, from a plain pthread and now and then
+ * from the slots' threads, are checked the same way, entry by entry.
+ *
  * STACKCAP_STRESS_SECONDS sets the duration (default 4), for long runs.
+ * For comparisons with the explorer (docs/benchmarks.md), a mistake may be
+ * put back: STACKCAP_STRESS_MISTAKES sets cfg.mistakes (SC_MISTAKE_* bits,
+ * decimal or 0x hex), STACKCAP_STRESS_PROTOCOL=nmi sets SC_PROTO_NMI.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,6 +40,7 @@
 #define NPROC		3
 #define NSLOT		24		/* slot k recurses to depth k + 1 */
 #define NPLAIN		2		/* plain pthread capturers */
+#define NSNAP		(NSLOT + NCPU + 8)	/* a snapshot's room */
 #define STALL_S		20
 
 struct slot {
@@ -55,6 +62,9 @@ static _Atomic uintptr_t ra_rec, ra_work;	/* learned return addresses */
 static _Atomic uint64_t n_captures, n_ok, n_ebusy, n_esrch, n_timeouts;
 static _Atomic uint64_t n_misattributed, n_swapped_skip, n_spawned;
 static _Atomic uint64_t plain_progress[NPLAIN];
+static _Atomic uint64_t n_snapshots, n_snap_checked, n_snap_running;
+static _Atomic uint64_t snap_progress;
+static struct sc_kstack snap_kk[NSLOT + 1][NSNAP]; /* per slot, + plain */
 
 static uint64_t
 rnd(uint64_t *s)
@@ -122,6 +132,7 @@ capture_slot(struct slot *s)
 		check_identity(s, &st);
 		break;
 	case EBUSY:
+	case EAGAIN:		/* FreeBSD 12's EBUSY (SC_PROTO_NMI) */
 		atomic_fetch_add(&n_ebusy, 1);
 		break;
 	case ESRCH:
@@ -132,6 +143,37 @@ capture_slot(struct slot *s)
 		break;
 	default:
 		fail_msg("sc_stack_save_td: unexpected error %d", error);
+	}
+}
+
+/*
+ * A snapshot of the whole machine (into buf, NSNAP entries), each entry of
+ * a slot's thread checked like a capture: its slot is the one whose
+ * thread has that tid now (none: replaced, or an idle thread).
+ */
+static void
+snapshot_check(struct sc_kstack *buf)
+{
+	struct sc_thread *td;
+	size_t i, n;
+	int k;
+
+	assert_int_equal(sc_machine_snapshot(M, buf, NSNAP, &n), 0);
+	atomic_fetch_add(&n_snapshots, 1);
+	for (i = 0; i < n && i < NSNAP; i++) {
+		if (buf[i].state == SC_KKST_STATE_RUNNING)
+			atomic_fetch_add(&n_snap_running, 1);
+		if (buf[i].state != SC_KKST_STATE_STACKOK)
+			continue;
+		for (k = 0; k < NSLOT; k++) {
+			td = atomic_load(&S[k].td);
+			if (td != NULL && sc_thread_tid(td) == buf[i].tid)
+				break;
+		}
+		if (k == NSLOT)
+			continue;
+		atomic_fetch_add(&n_snap_checked, 1);
+		check_identity(&S[k], &buf[i].stack);
 	}
 }
 
@@ -204,8 +246,11 @@ work_loop(struct slot *s)
 			(void)sc_sched_bind(SC_NOCPU);
 			break;
 		case 6:
-			/* A simulated capturer. */
-			capture_slot(pick_slot(&s->rng, 32));
+			/* A simulated capturer; now and then, of all. */
+			if (rnd(&s->rng) % 64 == 0)
+				snapshot_check(snap_kk[s->k]);
+			else
+				capture_slot(pick_slot(&s->rng, 32));
 			break;
 		default:
 			sc_maybe_yield();
@@ -249,6 +294,20 @@ plain_capturer(void *arg)
 	while (!atomic_load(&stop)) {
 		capture_slot(pick_slot(&rng, 32));
 		atomic_fetch_add(&plain_progress[id], 1);
+	}
+	return (NULL);
+}
+
+static void *
+plain_snapshotter(void *arg)
+{
+	struct timespec ts = { 0, 500 * 1000 };
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		snapshot_check(snap_kk[NSLOT]);
+		atomic_fetch_add(&snap_progress, 1);
+		nanosleep(&ts, NULL);
 	}
 	return (NULL);
 }
@@ -325,9 +384,9 @@ slot_mark(const struct slot *s)
 static void
 test_stress_identity(void **state)
 {
-	pthread_t cap[NPLAIN], wk, sw, sp;
-	uint64_t last[NSLOT + NPLAIN], cur;
-	int64_t last_change[NSLOT + NPLAIN], end, t;
+	pthread_t cap[NPLAIN], wk, sw, sp, sn;
+	uint64_t last[NSLOT + NPLAIN + 1], cur;
+	int64_t last_change[NSLOT + NPLAIN + 1], end, t;
 	const char *env;
 	struct sc_machine_config cfg;
 	struct sc_counters c;
@@ -337,6 +396,14 @@ test_stress_identity(void **state)
 	seconds = env != NULL ? atoi(env) : 4;
 	sc_machine_config_init(&cfg);
 	cfg.ncpu = NCPU;
+	if ((env = getenv("STACKCAP_STRESS_MISTAKES")) != NULL)
+		cfg.mistakes = (unsigned)strtoul(env, NULL, 0);
+	if ((env = getenv("STACKCAP_STRESS_PROTOCOL")) != NULL &&
+	    strcmp(env, "nmi") == 0)
+		cfg.protocol = SC_PROTO_NMI;
+	if (cfg.mistakes != 0 || cfg.protocol != SC_PROTO_IPI)
+		printf("stress: mistakes %#x, protocol %s\n", cfg.mistakes,
+		    cfg.protocol == SC_PROTO_NMI ? "NMI" : "IPI");
 	assert_int_equal(sc_machine_create(&cfg, &M), 0);
 	for (i = 0; i < NPROC; i++)
 		assert_int_equal(sc_proc_create(M, "stress", &P[i]), 0);
@@ -353,19 +420,23 @@ test_stress_identity(void **state)
 	assert_int_equal(pthread_create(&wk, NULL, waker, NULL), 0);
 	assert_int_equal(pthread_create(&sw, NULL, swapper, NULL), 0);
 	assert_int_equal(pthread_create(&sp, NULL, spawner, NULL), 0);
+	assert_int_equal(pthread_create(&sn, NULL, plain_snapshotter, NULL),
+	    0);
 
 	/* The watchdog. */
 	t = (int64_t)sc_now_ns();
 	end = t + (int64_t)seconds * 1000000000LL;
-	for (i = 0; i < NSLOT + NPLAIN; i++) {
+	for (i = 0; i < NSLOT + NPLAIN + 1; i++) {
 		last[i] = 0;
 		last_change[i] = t;
 	}
 	while ((t = (int64_t)sc_now_ns()) < end) {
 		usleep(100 * 1000);
-		for (i = 0; i < NSLOT + NPLAIN; i++) {
+		for (i = 0; i < NSLOT + NPLAIN + 1; i++) {
 			cur = i < NSLOT ? slot_mark(&S[i]) :
-			    atomic_load(&plain_progress[i - NSLOT]);
+			    i < NSLOT + NPLAIN ?
+			    atomic_load(&plain_progress[i - NSLOT]) :
+			    atomic_load(&snap_progress);
 			if (cur != last[i]) {
 				last[i] = cur;
 				last_change[i] = t;
@@ -380,6 +451,7 @@ test_stress_identity(void **state)
 		pthread_join(cap[i], NULL);
 	pthread_join(sw, NULL);
 	pthread_join(sp, NULL);
+	pthread_join(sn, NULL);
 	pthread_join(wk, NULL);
 	for (k = 0; k < NSLOT; k++) {
 		struct sc_thread *td = atomic_load(&S[k].td);
@@ -409,12 +481,23 @@ test_stress_identity(void **state)
 	    (unsigned long)c.ipis_deferred, (unsigned long)c.trace_stale,
 	    (unsigned long)c.switches, (unsigned long)c.migrations,
 	    (unsigned long)c.swapouts);
+	printf("stress: snapshots %lu (%lu rounds, %lu retries), entries "
+	    "checked %lu, running (no chain) %lu; capture-slot waits %lu\n",
+	    (unsigned long)n_snapshots, (unsigned long)c.snapshot_rounds,
+	    (unsigned long)c.snapshot_retries, (unsigned long)n_snap_checked,
+	    (unsigned long)n_snap_running,
+	    (unsigned long)c.capture_lock_waits);
 	sc_machine_destroy(M);
 	assert_int_equal(atomic_load(&n_misattributed), 0);
 	assert_int_equal(atomic_load(&n_timeouts), 0);
+	/* A snapshot's timeouts count there too. */
+	assert_int_equal(c.timeouts, 0);
+	assert_true(atomic_load(&n_snap_checked) > 0);
 	assert_true(atomic_load(&n_ok) > 0);
 	assert_true(c.captures_running > 0);
-	assert_true(c.retry_idle + c.retry_other + c.retry_nocpu > 0);
+	/* FreeBSD 12's protocol holds the thread lock: it never retries. */
+	if (cfg.protocol == SC_PROTO_IPI)
+		assert_true(c.retry_idle + c.retry_other + c.retry_nocpu > 0);
 }
 
 int

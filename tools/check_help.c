@@ -1,7 +1,8 @@
 /*
  * check_help: does `stackcap-demo --help` name every scenario of
- * scn_scenarios[]?  Reads the real table, so a scenario added there can
- * never be left out of the help unnoticed.  ctest runs it as
+ * scn_scenarios[], and every explorer body of exp_bodies[] in its
+ * "Explorable" list?  Reads the real tables, so a scenario or a body added
+ * there can never be left out of the help unnoticed.  ctest runs it as
  * stackcap_demo_help.
  *
  * usage: check_help /path/to/stackcap-demo
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "explore.h"
 #include "scenarios.h"
 
 /* Is there a line "  NAME  summary..." in text? */
@@ -31,7 +33,7 @@ help_lists(const char *text, const char *name)
 int
 main(int argc, char **argv)
 {
-	char cmd[4096], *text = NULL;
+	char cmd[4096], *text = NULL, *bodies;
 	size_t i, len = 0, cap = 0, n;
 	FILE *fp;
 	int missing = 0, status;
@@ -69,9 +71,20 @@ main(int argc, char **argv)
 			missing++;
 		}
 	}
+	/* The bodies' names are scenarios' names too: look after the
+	 * heading of their own list. */
+	bodies = strstr(text, "\nExplorable");
+	for (i = 0; i < exp_nbodies; i++) {
+		if (bodies == NULL || !help_lists(bodies, exp_bodies[i].name)) {
+			fprintf(stderr, "check_help: --help does not list the "
+			    "explorer body \"%s\"\n", exp_bodies[i].name);
+			missing++;
+		}
+	}
 	free(text);
 	if (missing != 0)
 		return (1);
-	printf("--help lists all %zu scenarios\n", scn_nscenarios);
+	printf("--help lists all %zu scenarios and %zu explorer bodies\n",
+	    scn_nscenarios, exp_nbodies);
 	return (0);
 }

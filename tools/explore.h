@@ -1,27 +1,66 @@
 /*
  * The explorer: a scenario of the kernel's history with its hooks removed,
  * run in deterministic mode (cfg.seed) over seeds, with a random scheduler
- * or PCT, until its invariant breaks.  stackcap-demo --explore NAME runs
- * it; tests/test_explore.c asserts that each mistake is found and that the
+ * or PCT, until its invariant breaks (or, for a body with no mistake, until
+ * a run reaches the window the body is about).  stackcap-demo --explore
+ * NAME runs it, --scenario NAME --seed S replays one run;
+ * tests/test_explore.c asserts that each mistake is found and that the
  * final protocol is not faulted.
  */
 #ifndef SC_EXPLORE_H
 #define SC_EXPLORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "stackcap.h"
 
+/* What one run gave. */
+enum exp_outcome {
+	EXP_HELD = 0,		/* the invariant held */
+	EXP_BROKEN = 1,		/* it broke: why[] says how */
+	EXP_REACHED = 2		/* it held, in the body's window: why[] */
+};
+#define EXP_MASK(o)	(1u << (o))
+
+/* exp_body.scheds: SC_SCHED_ULE, SC_SCHED_4BSD as bits. */
+#define EXP_SCHED(s)	(1u << (s))
+#define EXP_SCHED_BOTH	(EXP_SCHED(SC_SCHED_ULE) | EXP_SCHED(SC_SCHED_4BSD))
+
+/*
+ * What "the mistake on" changes in the machine's config.  Off is always
+ * the final protocol: cfg.mistakes = 0, cfg.protocol = SC_PROTO_IPI.  A
+ * mistake of the caller (no proc lock, another spin lock held) is the
+ * body's: run() gets `mistaken`.
+ */
+struct exp_mistake {
+	unsigned	mistakes;	/* cfg.mistakes */
+	int		protocol;	/* cfg.protocol */
+	const char	*what;		/* for the output; NULL: no mistake */
+};
+
 struct exp_body {
 	const char	*name;		/* the scenario's name */
 	const char	*summary;	/* one line, for --help */
-	unsigned	mistakes;	/* cfg.mistakes that break it */
+	struct exp_mistake mistake;
+	/*
+	 * What the search looks for: EXP_BROKEN, the mistake breaks the
+	 * invariant; EXP_REACHED, the body has no mistake (the final
+	 * protocol), and a run that reaches its window, where the
+	 * invariant holds too, is what the search must find.
+	 */
+	int		goal;
+	/*
+	 * EXP_SCHED() bits: the schedulers under which the goal can be
+	 * met.  Under the others every run holds, and none reaches.
+	 */
+	unsigned	scheds;
 	int		ncpu;
 	unsigned	pct_steps;	/* PCT's k: about the steps of a run */
 	/*
-	 * The workload on m, with mistakes on or off; 0 when the
-	 * invariant held, else 1 with why[] saying what broke.
+	 * The workload on m, with the mistake on or off: an
+	 * enum exp_outcome, why[] saying what broke or was reached.
 	 */
 	int		(*run)(struct sc_machine *m, bool mistaken, char *why,
 			    size_t len);
@@ -33,24 +72,45 @@ extern const size_t exp_nbodies;
 /* The body named `name`, or NULL. */
 const struct exp_body *exp_find(const char *name);
 
+/* Does b have a mistake to turn on? */
+bool	exp_has_mistake(const struct exp_body *b);
+
+/* The scheduler a machine gets by default here (STACKCAP_SCHED). */
+int	exp_sched(void);
+
 /*
  * One run of b under seed (pct: PCT's depth, 0: random) with the mistake
  * on or off, a trace of trace_events events; show(m, arg) before the
- * machine goes (NULL: none).  Returns 0 (held), 1 (broken: why[]), or an
- * errno value when the machine could not be made.  Context: a plain
- * pthread.
+ * machine goes (NULL: none).  A KASSERT during the run breaks the
+ * invariant.  *outcome is an enum exp_outcome.  Returns 0, or an errno
+ * value when the machine could not be made.  Context: a plain pthread.
  */
 int	exp_run(const struct exp_body *b, uint64_t seed, int pct,
 	    bool mistaken, size_t trace_events,
 	    void (*show)(struct sc_machine *m, void *arg), void *arg,
-	    char *why, size_t len);
+	    int *outcome, char *why, size_t len);
+
+/* What a search found. */
+struct exp_found {
+	uint64_t	seed;		/* the seed that stopped it; 0: none */
+	int		outcome;	/* that run's (EXP_HELD: none) */
+	int		nrun;		/* runs made */
+	int		nreached;	/* runs that gave EXP_REACHED */
+};
 
 /*
- * Seeds first, first + 1, ... up to runs of them; the first whose run
- * breaks b's invariant in *found (0: none), how many ran in *nrun.
- * Returns 0, or an errno value.  Context: a plain pthread.
+ * Seeds first, first + 1, ... up to runs of them, until a run's outcome
+ * is in `stop` (EXP_MASK() bits).  Returns 0, or an errno value.
+ * Context: a plain pthread.
  */
 int	exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
-	    bool mistaken, uint64_t *found, int *nrun);
+	    bool mistaken, unsigned stop, struct exp_found *f);
+
+/*
+ * The command that replays one run: "[STACKCAP_SCHED=4bsd ]stackcap-demo
+ * --scenario NAME --seed S [--pct D] [--mistake on|off]".
+ */
+void	exp_replay_cmd(const struct exp_body *b, uint64_t seed, int pct,
+	    bool mistaken, char *buf, size_t len);
 
 #endif /* !SC_EXPLORE_H */

@@ -5,6 +5,7 @@
  * the scenario wants the race, and waits (bounded) until it obeyed.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -38,6 +39,8 @@ struct scn_target {
 	_Atomic int	no_preempt;	/* never yield of its own accord */
 	const void	*wchan;		/* CMD_SLEEP's channel (NULL: the
 					   target itself) */
+	int		bind;		/* 1 + the CPU it binds itself to,
+					   0: none */
 };
 
 /* Bounded waits: false when the bound expired. */
@@ -80,6 +83,22 @@ scn_wait_state(struct sc_thread *td, enum sc_td_state s)
 	sc_deadline_start(&dl, SCN_BOUND_NS);
 	while (sc_thread_state(td) != s || (s == SC_TDS_RUNNING) !=
 	    (sc_thread_oncpu(td) != SC_NOCPU)) {
+		if (sc_deadline_passed(&dl))
+			return (false);
+		sched_yield();
+	}
+	return (true);
+}
+
+/* Until td runs on cpu. */
+static bool
+scn_wait_oncpu(struct sc_thread *td, int cpu)
+{
+	struct sc_deadline dl;
+
+	sc_deadline_start(&dl, SCN_BOUND_NS);
+	while (sc_thread_state(td) != SC_TDS_RUNNING ||
+	    sc_thread_oncpu(td) != cpu) {
 		if (sc_deadline_passed(&dl))
 			return (false);
 		sched_yield();
@@ -188,7 +207,11 @@ spin_outer(struct scn_target *t)
 SC_NOIPA static void
 target_main(void *arg)
 {
-	spin_outer(arg);
+	struct scn_target *t = arg;
+
+	if (t->bind != 0)
+		(void)sc_sched_bind(t->bind - 1);
+	spin_outer(t);
 	SC_BARRIER();
 }
 
@@ -211,12 +234,14 @@ hog_main(void *arg)
 		;
 }
 
+/* bind: 1 + the CPU the target binds itself to, 0: none. */
 static int
 target_start_fn(struct sc_proc *p, struct scn_target *t, const char *name,
-    int no_preempt, void (*fn)(void *))
+    int no_preempt, void (*fn)(void *), int bind)
 {
 	memset(t, 0, sizeof(*t));
 	t->m = sc_proc_machine(p);
+	t->bind = bind;
 	atomic_store(&t->no_preempt, no_preempt);
 	if (sc_thread_create(p, name, fn, t, &t->td) != 0)
 		return (ENOMEM);
@@ -227,7 +252,7 @@ static int
 target_start(struct sc_proc *p, struct scn_target *t, const char *name,
     int no_preempt)
 {
-	return (target_start_fn(p, t, name, no_preempt, target_main));
+	return (target_start_fn(p, t, name, no_preempt, target_main, 0));
 }
 
 static int
@@ -650,7 +675,7 @@ hook_noproc(void *arg, enum sc_hook_point point, struct sc_thread *td)
 	}
 	atomic_store(&h->t->cmd, CMD_EXIT);
 	if (!scn_wait_exited(td) || sc_thread_join(td) != 0 ||
-	    target_start_fn(h->np, h->n, "reuser", 1, reuser_main) != 0 ||
+	    target_start_fn(h->np, h->n, "reuser", 1, reuser_main, 0) != 0 ||
 	    h->n->td != td)
 		atomic_store(&h->failed, 1);
 	else
@@ -873,6 +898,212 @@ scn_arm64_running(struct sc_proc *p, struct scn_result *res)
 	return (target_stop(&t));
 }
 
+/* --- Per-CPU slots and the snapshot --- */
+
+/*
+ * Two spinners, each in a process of its own and bound to a CPU of its
+ * own (cpu0, cpu1), so that neither ever waits for the other's CPU.
+ */
+static int
+start_pair(struct sc_proc *p, struct scn_target t[2], struct sc_proc **p2)
+{
+	int error;
+
+	if (sc_proc_create(sc_proc_machine(p), "scenario2", p2) != 0)
+		return (ENOMEM);
+	if ((error = target_start_fn(p, &t[0], "spinner0", 0, target_main,
+	    1)) != 0 || (error = target_start_fn(*p2, &t[1], "spinner1", 0,
+	    target_main, 2)) != 0)
+		return (error);
+	/* Bound: each is on its CPU for good once it got there. */
+	return (scn_wait_oncpu(t[0].td, 0) && scn_wait_oncpu(t[1].td, 1) ?
+	    0 : ETIMEDOUT);
+}
+
+static int
+stop_pair(struct scn_target t[2])
+{
+	int error = target_stop(&t[0]);
+
+	return (error != 0 ? error : target_stop(&t[1]));
+}
+
+/* Is every RUNNING thread of m on a CPU (no switch under way)? */
+static bool
+scn_settled(struct sc_machine *m)
+{
+	struct sc_thread *tds[32];
+	struct sc_proc *procs[8];
+	size_t i, j, np, nt;
+
+	sc_machine_procs(m, procs, 8, &np);
+	for (i = 0; i < np && i < 8; i++) {
+		sc_proc_threads(procs[i], tds, 32, &nt);
+		for (j = 0; j < nt && j < 32; j++)
+			if (sc_thread_state(tds[j]) == SC_TDS_RUNNING &&
+			    sc_thread_oncpu(tds[j]) == SC_NOCPU)
+				return (false);
+	}
+	return (true);
+}
+
+static bool
+scn_wait_settled(struct sc_machine *m)
+{
+	struct sc_deadline dl;
+
+	sc_deadline_start(&dl, SCN_BOUND_NS);
+	while (!scn_settled(m)) {
+		if (sc_deadline_passed(&dl))
+			return (false);
+		sched_yield();
+	}
+	return (true);
+}
+
+/* The snapshot of the whole machine into res. */
+static int
+snapshot(struct sc_proc *p, struct scn_target t[2], struct scn_result *res)
+{
+	int error;
+
+	error = sc_machine_snapshot(sc_proc_machine(p), res->snap,
+	    SCN_SNAP_MAX, &res->nsnap);
+	res->error = error;
+	res->snap_tids[0] = sc_thread_tid(t[0].td);
+	res->snap_tids[1] = sc_thread_tid(t[1].td);
+	return (error);
+}
+
+static int
+scn_snapshot(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_target t[2], s;
+	struct sc_proc *p2;
+	int error;
+
+	if ((error = start_pair(p, t, &p2)) != 0 ||
+	    (error = target_start(p, &s, "sleeper", 0)) != 0)
+		return (error);
+	atomic_store(&s.cmd, CMD_SLEEP);
+	if (!scn_wait_state(s.td, SC_TDS_INHIBITED))
+		return (ETIMEDOUT);
+	res->sleeper_tid = sc_thread_tid(s.td);
+	/* The sleeper's CPU has switched to its idle thread: one round. */
+	res->raced = scn_wait_settled(sc_proc_machine(p));
+	if ((error = snapshot(p, t, res)) != 0)
+		return (error);
+	if ((error = target_stop(&s)) != 0)
+		return (error);
+	return (stop_pair(t));
+}
+
+/*
+ * Right before the round's IPIs, spinner0 sleeps and cpu0 runs its idle
+ * thread, which answers.  The idle thread, not running when first looked
+ * at, runs by the time it is walked: both go to the next round, which
+ * walks spinner0's pcb and interrupts cpu0 again for its idle thread.
+ */
+static int
+scn_snapshot_retry(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_hook h = { .point = SC_HOOK_SAVE_BEFORE_IPI,
+	    .cmd = CMD_SLEEP, .wait_for = SC_TDS_INHIBITED };
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_target t[2];
+	struct sc_proc *p2, *idle;
+	size_t n;
+	int error;
+
+	if ((error = start_pair(p, t, &p2)) != 0)
+		return (error);
+	/* The hook returns once cpu0 runs its idle thread. */
+	sc_machine_procs(m, &idle, 1, &n);
+	sc_proc_threads(idle, &h.other, 1, &n);
+	h.t = &t[0];
+	sc_machine_set_hook(m, hook_command, &h);
+	error = snapshot(p, t, res);
+	sc_machine_set_hook(m, NULL, NULL);
+	res->raced = atomic_load(&h.fired) && !atomic_load(&h.failed);
+	if (error != 0)
+		return (error);
+	if (atomic_load(&h.failed))
+		return (ETIMEDOUT);
+	return (stop_pair(t));
+}
+
+/* The second requester: a plain pthread that captures t[1] when told. */
+struct scn_req2 {
+	struct sc_proc	*p;
+	struct scn_target *t;
+	struct scn_result res;
+	_Atomic int	go, done;
+	_Atomic int	overlapped;	/* done when the hook returned */
+};
+
+static void *
+req2_main(void *arg)
+{
+	struct scn_req2 *r = arg;
+
+	if (!scn_wait_ge(&r->go, 1))
+		return (NULL);
+	capture(r->p, r->t, &r->res);
+	atomic_store(&r->done, 1);
+	return (NULL);
+}
+
+/*
+ * With the first request open (before its IPI), start the second
+ * requester and wait until its capture is done, or until it waits for a
+ * capture lock.
+ */
+static void
+hook_second(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_req2 *r = arg;
+	struct sc_deadline dl;
+
+	if (point != SC_HOOK_SAVE_BEFORE_IPI || td == r->t->td ||
+	    atomic_exchange(&r->go, 1))
+		return;
+	sc_deadline_start(&dl, SCN_BOUND_NS);
+	while (!atomic_load(&r->done) &&
+	    SCN_CNT(r->t->m, capture_lock_waits) == 0 &&
+	    !sc_deadline_passed(&dl))
+		sched_yield();
+	/* Still before the first request's IPI. */
+	atomic_store(&r->overlapped, atomic_load(&r->done));
+}
+
+static int
+scn_two_requesters(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_target t[2];
+	struct scn_req2 r;
+	struct sc_proc *p2;
+	pthread_t th;
+	int error;
+
+	if ((error = start_pair(p, t, &p2)) != 0)
+		return (error);
+	memset(&r, 0, sizeof(r));
+	r.p = p2;
+	r.t = &t[1];
+	if (pthread_create(&th, NULL, req2_main, &r) != 0)
+		return (EAGAIN);
+	sc_machine_set_hook(m, hook_second, &r);
+	capture(p, &t[0], res);
+	res->overlapped = atomic_load(&r.overlapped);
+	sc_machine_set_hook(m, NULL, NULL);
+	atomic_store(&r.go, 1);
+	(void)pthread_join(th, NULL);
+	res->raced = atomic_load(&r.done);
+	res->error2 = r.res.error;
+	return (stop_pair(t));
+}
+
 const struct scn_scenario scn_scenarios[] = {
 	{ .name = "running", .run = scn_running,
 	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
@@ -945,6 +1176,22 @@ const struct scn_scenario scn_scenarios[] = {
 	    .summary = "FreeBSD 12's NMI protocol under 4BSD: right; with "
 	    "interrupts disabled the NMI answers depth 0, EAGAIN",
 	    .sched = SCN_SCHED_4BSD, .protocol = SC_PROTO_NMI },
+	{ .name = "snapshot", .run = scn_snapshot,
+	    .ncpu = 3, .timeout_ns = SCN_MS(1000),
+	    .summary = "sc_machine_snapshot(): every running thread's CPU "
+	    "interrupted in one round, the others walked" },
+	{ .name = "snapshot-retry", .run = scn_snapshot_retry,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "a snapshot's target sleeps before the round's IPIs: "
+	    "the idle thread answers, the next round walks its pcb" },
+	{ .name = "capture-serial", .run = scn_two_requesters,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000), .capture_serial = 1,
+	    .summary = "the kernel's intr_lock: a capture on cpu1 waits "
+	    "for one on cpu0 to end" },
+	{ .name = "capture-parallel", .run = scn_two_requesters,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "a request slot per CPU: a capture on cpu1 ends "
+	    "while one on cpu0 waits for its IPI" },
 	{ .name = "nmi-ule", .run = scn_incoming,
 	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
 	    .summary = "FreeBSD 12's NMI protocol under ULE: RUNNING with "
@@ -996,6 +1243,7 @@ scn_run(const struct scn_scenario *s, size_t trace_events,
 		cfg.sched = s->sched == SCN_SCHED_ULE ? SC_SCHED_ULE :
 		    SC_SCHED_4BSD;
 	cfg.protocol = s->protocol;
+	cfg.capture_serial = s->capture_serial;
 	if ((error = sc_machine_create(&cfg, &m)) != 0)
 		return (error);
 	scn_panic_msg[0] = '\0';

@@ -13,6 +13,8 @@
 #include "stackcap.h"
 #include "stackcap/testing.h"
 
+#define SCN_SNAP_MAX	16	/* snapshot entries a result keeps */
+
 /* What a scenario's capture gave. */
 struct scn_result {
 	int		error;		/* sc_stack_save_td()'s return */
@@ -26,6 +28,14 @@ struct scn_result {
 	int		error2;		/* a second capture's, if any */
 	char		panic[512];	/* the KASSERT's message, if one fired
 					   (scenarios with SCN_PANICS) */
+	int		overlapped;	/* capture-serial/-parallel: the
+					   second requester's capture was
+					   done while the first's request
+					   was open */
+	struct sc_kstack snap[SCN_SNAP_MAX]; /* snapshot*: its entries */
+	size_t		nsnap;
+	int		snap_tids[2];	/* snapshot*: the two spinners */
+	int		sleeper_tid;	/* snapshot: the sleeping thread */
 };
 
 /* scn_scenario.sched: the config's default (STACKCAP_SCHED), or one. */
@@ -45,6 +55,7 @@ struct scn_scenario {
 	int		sched;		/* SCN_SCHED_* */
 	int		protocol;	/* cfg.protocol: SC_PROTO_* */
 	unsigned	flags;		/* SCN_* */
+	int		capture_serial;	/* cfg.capture_serial */
 };
 
 extern const struct scn_scenario scn_scenarios[];

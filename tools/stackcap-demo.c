@@ -8,7 +8,8 @@
  * out (<swapped>), threads running in the kernel on a CPU (bufdaemon, dd:
  * captured by an IPI while they run) and one running in user mode
  * (<running>: the IPI found no kernel frame, EBUSY).  Every thread's stack
- * comes from sc_proc_kstack(), the library's kern.proc.kstack.
+ * comes from one sc_machine_snapshot(): the library's kern.proc.kstack for
+ * every process, with all the running threads' CPUs interrupted at once.
  *
  * usage: stackcap-demo [--ncpu N] | --scenario NAME [--json FILE] |
  *        --sample N [--ncpu N] | --help
@@ -443,6 +444,7 @@ struct demo_opts {
 	int		runs;		/* --runs N (default 1000) */
 	int		pct;		/* --pct DEPTH (0: random) */
 	uint64_t	seed;		/* --seed S (0: search) */
+	int		mistake;	/* --mistake on|off (default on) */
 };
 
 /* ------------------------------------------------------------------------
@@ -548,41 +550,38 @@ kstack_line(const struct demo_opts *o, const struct sc_proc *p,
 	printf("%-29s\n", trace);
 }
 
-static int
-kstack_tid_cmp(const void *a, const void *b)
-{
-	const struct sc_kstack *x = a, *y = b;
-
-	return (x->tid < y->tid ? -1 : x->tid > y->tid);
-}
-
-/* Every thread of p, sorted by tid as procstat sorts them. */
-static void
-kstack_proc(const struct demo_opts *o, struct sc_proc *p)
-{
-	static struct sc_kstack kk[DEMO_MAX_THREADS];
-	size_t i, n;
-
-	if (sc_proc_kstack(p, kk, DEMO_MAX_THREADS, &n) != 0)
-		return;
-	if (n > DEMO_MAX_THREADS)
-		n = DEMO_MAX_THREADS;
-	qsort(kk, n, sizeof(kk[0]), kstack_tid_cmp);
-	for (i = 0; i < n; i++)
-		kstack_line(o, p, &kk[i]);
-}
-
-/* procstat -kk -a: every process of m, by pid, the idle process too. */
+/*
+ * procstat -kk -a: every thread of every process of m (the idle process
+ * too), by pid then tid, from one sc_machine_snapshot(): every running
+ * thread's CPU is interrupted in the same round.
+ */
 static void
 kstack_all(const struct demo_opts *o, struct sc_machine *m)
 {
+	static struct sc_kstack kk[DEMO_MAX_THREADS];
 	struct sc_proc *procs[DEMO_MAX_PROCS + 1];
-	size_t i, n;
+	size_t i, j, n, np;
+	int error;
 
-	sc_machine_procs(m, procs, DEMO_MAX_PROCS + 1, &n);
+	sc_machine_procs(m, procs, DEMO_MAX_PROCS + 1, &np);
+	if (np > DEMO_MAX_PROCS + 1)
+		np = DEMO_MAX_PROCS + 1;
+	if ((error = sc_machine_snapshot(m, kk, DEMO_MAX_THREADS, &n)) != 0) {
+		fprintf(stderr, "stackcap-demo: sc_machine_snapshot: %s\n",
+		    strerror(error));
+		return;
+	}
+	if (n > DEMO_MAX_THREADS)
+		n = DEMO_MAX_THREADS;
 	kstack_header();
-	for (i = 0; i < n && i <= DEMO_MAX_PROCS; i++)
-		kstack_proc(o, procs[i]);
+	for (i = 0, j = 0; i < n; i++) {
+		/* Both lists are in pid order. */
+		while (j < np && sc_proc_pid(procs[j]) != kk[i].pid)
+			j++;
+		if (j == np)
+			break;
+		kstack_line(o, procs[j], &kk[i]);
+	}
 }
 
 /* ------------------------------------------------------------------------
@@ -678,7 +677,12 @@ scenario_show(struct sc_machine *m, void *arg)
 		    "https://ui.perfetto.dev or chrome://tracing)\n", o->json);
 }
 
-/* A race of the protocol, run on demand, with its narrated trace. */
+static int	run_scenario_seed(const struct demo_opts *o);
+
+/*
+ * A race of the protocol, run on demand, with its narrated trace; with
+ * --seed, one run of the explorer body of that name instead.
+ */
 static int
 run_scenario(const struct demo_opts *o)
 {
@@ -687,6 +691,8 @@ run_scenario(const struct demo_opts *o)
 	char buf[2048];
 	int error;
 
+	if (o->seed != 0)
+		return (run_scenario_seed(o));
 	if (s == NULL) {
 		fprintf(stderr, "stackcap-demo: no scenario \"%s\" (see "
 		    "--help)\n", o->scenario);
@@ -730,60 +736,106 @@ run_scenario(const struct demo_opts *o)
 	return (error != 0);
 }
 
-/* Print an explored run's narrated trace, before teardown. */
-static void
-explore_show(struct sc_machine *m, void *arg)
+/*
+ * One run of an explorer body, narrated (and --json), with its outcome
+ * and the command that replays it.  Returns the exit status: 0 when the
+ * run gave what the caller expected (`expect`, an enum exp_outcome; -1:
+ * anything), else 1.
+ */
+static int
+explore_replay(const struct demo_opts *o, const struct exp_body *b,
+    uint64_t seed, bool mistaken, int expect)
 {
-	(void)arg;
-	printf("\nNarrated trace:\n");
-	sc_trace_print(m, stdout);
+	char why[1024], cmd[256];
+	int error, outcome;
+
+	error = exp_run(b, seed, o->pct, mistaken, 1 << 16, scenario_show,
+	    (void *)o, &outcome, why, sizeof(why));
+	if (error != 0) {
+		fprintf(stderr, "stackcap-demo: %s\n", sc_errname(error));
+		return (1);
+	}
+	printf("\n%s\n", outcome == EXP_BROKEN ? "The invariant broke:" :
+	    outcome == EXP_REACHED ? "The window was reached; the invariant "
+	    "held:" : "The invariant held.");
+	if (why[0] != '\0')
+		printf("%s\n", why);
+	exp_replay_cmd(b, seed, o->pct, mistaken, cmd, sizeof(cmd));
+	printf("replay: %s\n", cmd);
+	return (expect >= 0 && outcome != expect);
+}
+
+/* "(random, its mistake on, ULE; deterministic mode)" and the like. */
+static void
+explore_say_how(const struct demo_opts *o, const struct exp_body *b,
+    bool mistaken)
+{
+	printf("(%s, ", o->pct > 0 ? "PCT" : "a random scheduler");
+	if (exp_has_mistake(b))
+		printf("%s %s, ", b->mistake.what, mistaken ? "on" : "off");
+	else
+		printf("the final protocol, ");
+	printf("%s; deterministic mode)\n", exp_sched() == SC_SCHED_4BSD ?
+	    "4BSD" : "ULE");
+	if ((b->scheds & EXP_SCHED(exp_sched())) == 0)
+		printf("(under this scheduler nothing is to be found: every "
+		    "run holds)\n");
+}
+
+/* --scenario NAME --seed S: one run of an explorer body. */
+static int
+run_scenario_seed(const struct demo_opts *o)
+{
+	const struct exp_body *b = exp_find(o->scenario);
+
+	if (b == NULL) {
+		fprintf(stderr, "stackcap-demo: --seed replays an explorer "
+		    "body, and \"%s\" is none (see --help)\n", o->scenario);
+		return (2);
+	}
+	printf("Scenario %s, seed %ju, without hooks: %s\n", b->name,
+	    (uintmax_t)o->seed, b->summary);
+	explore_say_how(o, b, o->mistake != 0);
+	return (explore_replay(o, b, o->seed, o->mistake != 0, -1));
 }
 
 /*
  * A scenario of the history without its hook: seeds until one breaks its
- * invariant (or --seed S: that one), then that run with its trace.
+ * invariant or reaches its window (or --seed S: that one), then that run
+ * with its trace.
  */
 static int
 run_explore(const struct demo_opts *o)
 {
 	const struct exp_body *b = exp_find(o->explore);
-	const char *how = o->pct > 0 ? "PCT" : "a random scheduler";
-	char why[512];
-	uint64_t seed = o->seed;
-	int nrun = 0, error, runs = o->runs > 0 ? o->runs : 1000;
+	struct exp_found f;
+	bool mistaken = o->mistake != 0;
+	int error, runs = o->runs > 0 ? o->runs : 1000;
 
 	if (b == NULL) {
 		fprintf(stderr, "stackcap-demo: no explorable scenario \"%s\" "
 		    "(see --help)\n", o->explore);
 		return (2);
 	}
-	printf("Exploring %s: %s\n(%s, its mistake on; deterministic mode)\n",
-	    b->name, b->summary, how);
-	if (seed == 0) {
-		error = exp_search(b, 1, runs, o->pct, true, &seed, &nrun);
-		if (error != 0) {
-			fprintf(stderr, "stackcap-demo: %s\n",
-			    sc_errname(error));
-			return (1);
-		}
-		if (seed == 0) {
-			printf("no seed of %d broke the invariant\n", nrun);
-			return (1);
-		}
-		printf("seed %ju broke the invariant, at run %d\n",
-		    (uintmax_t)seed, nrun);
+	printf("Exploring %s: %s\n", b->name, b->summary);
+	explore_say_how(o, b, mistaken);
+	if (o->seed != 0)
+		return (explore_replay(o, b, o->seed, mistaken, -1));
+	error = exp_search(b, 1, runs, o->pct, mistaken,
+	    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), &f);
+	if (error != 0) {
+		fprintf(stderr, "stackcap-demo: %s\n", sc_errname(error));
+		return (1);
 	}
-	error = exp_run(b, seed, o->pct, true, 1 << 16, explore_show, NULL,
-	    why, sizeof(why));
-	printf("\n%s\n", error == 1 ? why : error == 0 ?
-	    "the invariant held" : sc_errname(error));
-	if (o->pct > 0)
-		printf("replay: stackcap-demo --explore %s --seed %ju --pct "
-		    "%d\n", b->name, (uintmax_t)seed, o->pct);
-	else
-		printf("replay: stackcap-demo --explore %s --seed %ju\n",
-		    b->name, (uintmax_t)seed);
-	return (0);
+	if (f.seed == 0) {
+		printf("no seed of %d %s\n", f.nrun, b->goal == EXP_REACHED ?
+		    "reached the window" : "broke the invariant");
+		return (1);
+	}
+	printf("seed %ju %s, at run %d\n", (uintmax_t)f.seed,
+	    f.outcome == EXP_REACHED ? "reached the window" :
+	    "broke the invariant", f.nrun);
+	return (explore_replay(o, b, f.seed, mistaken, f.outcome));
 }
 
 struct demo_mode {
@@ -807,9 +859,12 @@ usage(FILE *fp, const char *prog)
 	    "usage: %s [-k | -kk] [--kernel-limits] [--ncpu N]\n"
 	    "                                     procstat -kk -a view\n"
 	    "       %s --scenario NAME [--json FILE]  one race, narrated\n"
+	    "       %s --scenario NAME --seed S [--pct DEPTH]\n"
+	    "           [--mistake on|off] [--json FILE]\n"
+	    "                                     one explored run, replayed\n"
 	    "       %s --sample N [--ncpu N]      collapsed stacks\n"
 	    "       %s --explore NAME [--runs N] [--pct DEPTH] [--seed S]\n"
-	    "                                     search seeds for a mistake\n"
+	    "           [--mistake on|off]        search seeds for a mistake\n"
 	    "\n"
 	    "Builds a simulated machine with threads asleep in named call\n"
 	    "chains, interrupt threads that never ran, a swapped-out thread,\n"
@@ -825,8 +880,8 @@ usage(FILE *fp, const char *prog)
 	    "  --ncpu N         simulated CPUs (1..256, default 2)\n"
 	    "  --scenario NAME  run one race of the capture protocol on\n"
 	    "                   demand and print its narrated trace (below)\n"
-	    "  --json FILE      with --scenario: also write the trace as\n"
-	    "                   Chrome trace-event JSON (Perfetto,\n"
+	    "  --json FILE      with --scenario or --explore: also write the\n"
+	    "                   trace as Chrome trace-event JSON (Perfetto,\n"
 	    "                   chrome://tracing)\n"
 	    "  --sample N       capture every thread N times and print the\n"
 	    "                   stacks collapsed\n"
@@ -834,21 +889,32 @@ usage(FILE *fp, const char *prog)
 	    "                   for flamegraph.pl, speedscope or inferno\n"
 	    "  --explore NAME   run a scenario of the history without its\n"
 	    "                   hook, its mistake on, in deterministic mode\n"
-	    "                   over seeds 1..N until its invariant breaks;\n"
-	    "                   print that run's narrated trace (below)\n"
+	    "                   over seeds 1..N until its invariant breaks\n"
+	    "                   (or, with no mistake, a run reaches its\n"
+	    "                   window); print that run's narrated trace and\n"
+	    "                   the command that replays it (below)\n"
 	    "  --runs N         with --explore: at most N seeds (default\n"
 	    "                   1000)\n"
-	    "  --pct DEPTH      with --explore: PCT (Burckhardt et al.,\n"
-	    "                   2010) with DEPTH - 1 change points, not a\n"
-	    "                   random scheduler\n"
-	    "  --seed S         with --explore: replay seed S\n"
+	    "  --pct DEPTH      with --explore or --seed: PCT (Burckhardt et\n"
+	    "                   al., 2010) with DEPTH - 1 change points, not\n"
+	    "                   a random scheduler\n"
+	    "  --seed S         with --scenario or --explore: one run of the\n"
+	    "                   explorer body NAME under seed S, narrated (a\n"
+	    "                   replay: the same run as the search's)\n"
+	    "  --mistake on|off with --explore or --seed: the body's mistake\n"
+	    "                   (default on); off is the final protocol\n"
 	    "  --help           this text\n"
 	    "\n"
-	    "Scenarios:\n", prog, prog, prog, prog);
+	    "The scheduler is ULE, or 4BSD with STACKCAP_SCHED=4bsd in the\n"
+	    "environment (a replay command says which).  --scenario NAME\n"
+	    "alone runs the hooked scenario; with --seed S, the explorer's\n"
+	    "body of that name, without hooks, as the search ran it.\n"
+	    "\n"
+	    "Scenarios:\n", prog, prog, prog, prog, prog);
 	for (i = 0; i < scn_nscenarios; i++)
 		fprintf(fp, "  %-20s %s\n", scn_scenarios[i].name,
 		    scn_scenarios[i].summary);
-	fprintf(fp, "\nExplorable (--explore):\n");
+	fprintf(fp, "\nExplorable (--explore; --scenario NAME --seed S):\n");
 	for (i = 0; i < exp_nbodies; i++)
 		fprintf(fp, "  %-20s %s\n", exp_bodies[i].name,
 		    exp_bodies[i].summary);
@@ -868,6 +934,7 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		{ "runs", required_argument, NULL, 'R' },
 		{ "pct", required_argument, NULL, 'P' },
 		{ "seed", required_argument, NULL, 'D' },
+		{ "mistake", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -877,6 +944,7 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->mode = "procstat";
+	o->mistake = -1;
 	while ((c = getopt_long(argc, argv, "kn:s:j:S:h", longopts, NULL)) !=
 	    -1) {
 		switch (c) {
@@ -923,6 +991,15 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 				return (2);
 			}
 			break;
+		case 'M':
+			if (strcmp(optarg, "on") != 0 &&
+			    strcmp(optarg, "off") != 0) {
+				fprintf(stderr, "%s: --mistake: expected on or "
+				    "off, got \"%s\"\n", argv[0], optarg);
+				return (2);
+			}
+			o->mistake = strcmp(optarg, "on") == 0;
+			break;
 		case 'S':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
@@ -956,14 +1033,21 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 	}
 	if (o->kflag == 0)
 		o->kflag = 2;
+	/* --seed, --pct and --mistake go with --explore, or with
+	 * --scenario NAME --seed S (an explored run replayed); --runs only
+	 * with --explore. */
 	if (optind != argc || o->kflag > 2 ||
-	    (o->json != NULL && o->scenario == NULL) ||
-	    (o->scenario != NULL && o->samples != 0) ||
-	    ((o->runs != 0 || o->pct != 0 || o->seed != 0) &&
-	    o->explore == NULL)) {
+	    (o->json != NULL && o->scenario == NULL && o->explore == NULL) ||
+	    (o->scenario != NULL && (o->samples != 0 || o->explore != NULL)) ||
+	    (o->runs != 0 && o->explore == NULL) ||
+	    ((o->pct != 0 || o->mistake >= 0) && o->explore == NULL &&
+	    (o->scenario == NULL || o->seed == 0)) ||
+	    (o->seed != 0 && o->explore == NULL && o->scenario == NULL)) {
 		usage(stderr, argv[0]);
 		return (2);
 	}
+	if (o->mistake < 0)
+		o->mistake = 1;
 	return (-1);
 }
 

@@ -91,6 +91,26 @@ sc_counters_get(struct sc_machine *m)
 	return (c);
 }
 
+/*
+ * A capture the way the kernel's callers make one (kern.proc.kstack): the
+ * proc lock of td's process p, then td's thread lock, sc_stack_save_td(),
+ * both released.  Returns what sc_stack_save_td() returned.  Context: a
+ * plain pthread, or a simulated thread that holds no spin lock.
+ */
+static inline int
+sc_stack_save_td_locked(struct sc_proc *p, struct sc_thread *td,
+    struct sc_stack *st)
+{
+	int error;
+
+	sc_proc_lock(p);
+	sc_thread_lock(td);
+	error = sc_stack_save_td(st, td);
+	sc_thread_unlock(td);
+	sc_proc_unlock(p);
+	return (error);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,450 @@
+/*
+ * sc_machine_snapshot() and the per-CPU request slots (stack_snapshot.c,
+ * stack_machdep.c): the scenarios of tools/scenarios.c that show them,
+ * then the API's contract through its failure paths.
+ */
+#include "sc_test.h"
+#include "sc_test_bodies.h"
+#include "scenarios.h"
+
+/* See test_protocol.c: under TSan an asynchronous IPI to a thread on a
+ * hand-switched stack is handled late, so the tests whose IPIs must
+ * interrupt a spinning thread are skipped there. */
+#if defined(SC_SANITIZER_THREAD)
+#define SKIP_UNDER_TSAN()	skip()
+#else
+#define SKIP_UNDER_TSAN()	do { } while (0)
+#endif
+
+static struct scn_result R;
+
+static void
+run(const char *name)
+{
+	const struct scn_scenario *s = scn_find(name);
+
+	assert_non_null(s);
+	assert_int_equal(scn_run(s, 0, NULL, NULL, &R), 0);
+	assert_true(R.raced);
+}
+
+static const struct sc_kstack *
+entry(int tid)
+{
+	size_t i;
+
+	for (i = 0; i < R.nsnap && i < SCN_SNAP_MAX; i++)
+		if (R.snap[i].tid == tid)
+			return (&R.snap[i]);
+	print_error("no entry for tid %d\n", tid);
+	fail();
+	return (NULL);
+}
+
+#define ASSERT_SPIN_CHAIN(st)	SC_ASSERT_CHAIN((st), "spin_outer", \
+	"target_main")
+
+/*
+ * Three CPUs: two spinners (in two processes), a sleeper, an idle CPU.
+ * One round interrupts the three running CPUs; the rest are walked.
+ */
+static void
+test_snapshot_one_round(void **state)
+{
+	const struct sc_kstack *k;
+	char name[32];
+	size_t i;
+
+	(void)state;
+	SKIP_UNDER_TSAN();
+	run("snapshot");
+	assert_int_equal(R.error, 0);
+	/* 3 idle threads, spinner0 and the sleeper (pid 1), spinner1. */
+	assert_int_equal(R.nsnap, 6);
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "idle: cpu%zu", i);
+		assert_string_equal(R.snap[i].tdname, name);
+	}
+	/* Three processes, in pid order: idle, scenario, scenario2. */
+	assert_int_equal(R.snap[0].pid, R.snap[2].pid);
+	assert_true(R.snap[2].pid < R.snap[3].pid);
+	assert_int_equal(R.snap[3].pid, R.snap[4].pid);
+	assert_true(R.snap[4].pid < R.snap[5].pid);
+	/* By pid, then tid: the sleeper (created last) before spinner1. */
+	assert_int_equal(R.snap[3].tid, R.snap_tids[0]);
+	assert_int_equal(R.snap[4].tid, R.sleeper_tid);
+	assert_int_equal(R.snap[5].tid, R.snap_tids[1]);
+	for (i = 0; i < 2; i++) {
+		k = entry(R.snap_tids[i]);
+		assert_int_equal(k->state, SC_KKST_STATE_STACKOK);
+		ASSERT_SPIN_CHAIN(&k->stack);
+	}
+	k = entry(R.sleeper_tid);
+	assert_int_equal(k->state, SC_KKST_STATE_STACKOK);
+	SC_ASSERT_CHAIN(&k->stack, "sc_sleep", "spin_inner", "spin_outer");
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(R.snap[i].state, SC_KKST_STATE_STACKOK);
+		assert_true(R.snap[i].stack.depth > 0);
+	}
+	/* The two spinners' CPUs and the idle one, in one round. */
+	assert_int_equal(R.cnt.snapshots, 1);
+	assert_int_equal(R.cnt.snapshot_rounds, 1);
+	assert_int_equal(R.cnt.snapshot_retries, 0);
+	assert_int_equal(R.cnt.trace_answered, 3);
+	assert_int_equal(R.cnt.timeouts, 0);
+}
+
+/* An answer that names another thread: the next round walks the pcb;
+ * a thread that started running before its walk goes to the next round
+ * too. */
+static void
+test_snapshot_retry_next_round(void **state)
+{
+	const struct sc_kstack *k;
+
+	(void)state;
+	run("snapshot-retry");
+	assert_int_equal(R.error, 0);
+	k = entry(R.snap_tids[0]);
+	assert_int_equal(k->state, SC_KKST_STATE_STACKOK);
+	SC_ASSERT_CHAIN(&k->stack, "sc_sleep", "spin_inner", "spin_outer");
+	assert_int_equal(R.cnt.snapshot_retries, 1);
+	assert_int_equal(R.cnt.retry_idle, 1);
+	assert_int_equal(R.cnt.retry_offcpu, 1);
+	/* Round 2: spinner0's pcb, and cpu0 again for its idle thread. */
+	assert_int_equal(R.cnt.snapshot_rounds, 2);
+	assert_int_equal(R.cnt.trace_answered, 3);
+	assert_int_equal(R.snap[0].state, SC_KKST_STATE_STACKOK);
+	assert_true(R.snap[0].stack.depth > 0);
+#if !defined(SC_SANITIZER_THREAD)
+	k = entry(R.snap_tids[1]);
+	assert_int_equal(k->state, SC_KKST_STATE_STACKOK);
+	ASSERT_SPIN_CHAIN(&k->stack);
+#endif
+}
+
+/* Two requesters, targets on two CPUs, with and without intr_lock. */
+static void
+test_capture_serial_waits(void **state)
+{
+	(void)state;
+	SKIP_UNDER_TSAN();
+	run("capture-serial");
+	assert_int_equal(R.error, 0);
+	assert_int_equal(R.error2, 0);
+	ASSERT_SPIN_CHAIN(&R.stack);
+	assert_int_equal(R.overlapped, 0);
+	assert_int_equal(R.cnt.capture_lock_waits, 1);
+	assert_int_equal(R.cnt.captures_running, 2);
+}
+
+static void
+test_capture_parallel_does_not_wait(void **state)
+{
+	(void)state;
+	SKIP_UNDER_TSAN();
+	run("capture-parallel");
+	assert_int_equal(R.error, 0);
+	assert_int_equal(R.error2, 0);
+	ASSERT_SPIN_CHAIN(&R.stack);
+	assert_int_equal(R.overlapped, 1);
+	assert_int_equal(R.cnt.capture_lock_waits, 0);
+	assert_int_equal(R.cnt.captures_running, 2);
+}
+
+/* ------------------------------------------------------------------------
+ * The contract, on the fixture's machine
+ * ------------------------------------------------------------------------ */
+
+/* A spinner bound to a CPU of its own, so it stays RUNNING there. */
+struct bspin {
+	struct spin	s;
+	int		cpu;
+};
+
+SC_NOIPA static void
+bspin_here(void *arg)
+{
+	struct bspin *b = arg;
+
+	(void)sc_sched_bind(b->cpu);
+	spin_polite(&b->s);
+	SC_BARRIER();
+}
+
+SC_CHAIN(bspin_outer, bspin_here)
+
+/* More threads than max: *n counts them all, only max are written. */
+static void
+test_snapshot_max(void **state)
+{
+	struct sc_kstack kk[4];
+	struct bspin b = { .cpu = 1 };
+	struct sc_thread *td;
+	size_t n = 0;
+
+	(void)state;
+	td = sc_test_spawn("spinner", bspin_outer, &b);
+	SC_WAIT_FOR(atomic_load(&b.s.spinning));
+	memset(kk, 0xa5, sizeof(kk));
+	/* Idle threads of 2 CPUs, then the spinner: 3; room for 2. */
+	assert_int_equal(sc_machine_snapshot(tm, kk, 2, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(kk[0].tdname, "idle: cpu0");
+	assert_string_equal(kk[1].tdname, "idle: cpu1");
+	assert_int_equal(kk[2].tid, (int)0xa5a5a5a5);
+	/* max 0: a count only. */
+	assert_int_equal(sc_machine_snapshot(tm, NULL, 0, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(sc_machine_snapshot(tm, kk, 4, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(kk[2].tid, sc_thread_tid(td));
+#if !defined(SC_SANITIZER_THREAD)
+	assert_int_equal(kk[2].state, SC_KKST_STATE_STACKOK);
+	SC_ASSERT_CHAIN(&kk[2].stack, "bspin_outer");
+#endif
+	atomic_store(&b.s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
+/* Bad arguments, and callers that hold what a snapshot takes. */
+static void
+test_snapshot_bad_input(void **state)
+{
+	struct sc_kstack kk[4];
+	size_t n = 7;
+
+	(void)state;
+	sc_set_panic_handler(sc_test_panic_record);
+	assert_int_equal(sc_machine_snapshot(NULL, kk, 4, &n), EINVAL);
+	assert_int_equal(sc_machine_snapshot(tm, kk, 4, NULL), EINVAL);
+	assert_int_equal(sc_machine_snapshot(tm, NULL, 4, &n), EINVAL);
+	assert_int_equal(sc_test_panic_count(), 3);
+	/* Smaller than stackcap 0.1's struct: not a KASSERT, EINVAL. */
+	assert_int_equal(sc_machine_snapshot_sz(tm, kk, 8, 4, &n), EINVAL);
+	assert_int_equal(n, 7);
+	sc_proc_lock(tp);
+	assert_int_equal(sc_machine_snapshot(tm, kk, 4, &n), EINVAL);
+	sc_proc_unlock(tp);
+	assert_int_equal(sc_test_panic_count(), 4);
+	assert_non_null(strstr(sc_test_panic_msg(), "proc lock"));
+	assert_int_equal(n, 7);
+	/* Nothing was held or lost: a snapshot works afterwards. */
+	assert_int_equal(sc_machine_snapshot(tm, kk, 4, &n), 0);
+	assert_int_equal(n, 2);
+}
+
+/* A snapshot from a hook inside a capture would wait for the slot that
+ * capture holds: a KASSERT, and the capture goes on untouched. */
+static atomic_int hook_error = -1;
+
+static void
+snapshot_hook(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	static struct sc_kstack kk[4];
+	size_t n;
+
+	(void)arg;
+	(void)td;
+	if (point == SC_HOOK_SAVE_BEFORE_IPI)
+		atomic_store(&hook_error, sc_machine_snapshot(tm, kk, 4, &n));
+}
+
+static void
+test_snapshot_from_hook_asserts(void **state)
+{
+	struct bspin b = { .cpu = 1 };
+	struct sc_thread *td;
+	struct sc_stack st;
+	int error;
+
+	(void)state;
+	SKIP_UNDER_TSAN();
+	td = sc_test_spawn("spinner", bspin_outer, &b);
+	SC_WAIT_FOR(atomic_load(&b.s.spinning) &&
+	    sc_thread_oncpu(td) == 1);
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_machine_set_hook(tm, snapshot_hook, NULL);
+	sc_proc_lock(tp);
+	sc_thread_lock(td);
+	error = sc_stack_save_td(&st, td);
+	sc_thread_unlock(td);
+	sc_proc_unlock(tp);
+	sc_machine_set_hook(tm, NULL, NULL);
+	assert_int_equal(atomic_load(&hook_error), EINVAL);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "inside a capture"));
+	assert_int_equal(error, 0);
+	SC_ASSERT_CHAIN(&st, "bspin_outer");
+	atomic_store(&b.s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
+/* A snapshot from a simulated thread lists that thread, walked in place. */
+struct selfsnap {
+	struct sc_kstack kk[8];
+	size_t		n;
+	int		error;
+	atomic_int	done;
+};
+
+SC_NOIPA static void
+selfsnap_here(void *arg)
+{
+	struct selfsnap *s = arg;
+
+	s->error = sc_machine_snapshot(sc_proc_machine(tp), s->kk, 8, &s->n);
+	atomic_store(&s->done, 1);
+	SC_BARRIER();
+}
+
+SC_CHAIN(selfsnap_outer, selfsnap_here)
+
+static void
+test_snapshot_from_simulated_thread(void **state)
+{
+	struct selfsnap s;
+	struct sc_thread *td;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	td = sc_test_spawn("snapper", selfsnap_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_int_equal(s.error, 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.kk[2].tid, sc_thread_tid(td));
+	assert_int_equal(s.kk[2].state, SC_KKST_STATE_STACKOK);
+	SC_ASSERT_CHAIN(&s.kk[2].stack, "selfsnap_here", "selfsnap_outer");
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
+/* A CPU that never takes its IPI: its thread is RUNNING, depth 0, at the
+ * bound; the others are captured; the call returns. */
+struct cli {
+	struct hold	h;
+	int		cpu;
+};
+
+static void
+cli_hold(void *arg)
+{
+	struct cli *c = arg;
+
+	(void)sc_sched_bind(c->cpu);
+	sc_spinlock_enter();
+	hold_cpu(&c->h);
+	sc_spinlock_exit();
+}
+
+static void
+test_snapshot_timeout(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *tc, *ts;
+	struct cli c = { .cpu = 0 };
+	struct bspin b = { .cpu = 1 };
+	struct sc_kstack kk[4];
+	size_t n;
+
+	(void)state;
+	SKIP_UNDER_TSAN();
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 2;
+	cfg.capture_timeout_ns = 100L * 1000 * 1000;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "p", &p), 0);
+	assert_int_equal(sc_thread_create(p, "cli", cli_hold, &c, &tc), 0);
+	assert_int_equal(sc_thread_create(p, "spin", bspin_outer, &b, &ts),
+	    0);
+	SC_WAIT_FOR(atomic_load(&c.h.holding) && atomic_load(&b.s.spinning));
+	assert_int_equal(sc_machine_snapshot(m, kk, 4, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(kk[2].tid, sc_thread_tid(tc));
+	assert_int_equal(kk[2].state, SC_KKST_STATE_RUNNING);
+	assert_int_equal(kk[2].stack.depth, 0);
+	assert_int_equal(kk[3].state, SC_KKST_STATE_STACKOK);
+	SC_ASSERT_CHAIN(&kk[3].stack, "bspin_outer");
+	assert_int_equal(SC_COUNTER(m, timeouts), 1);
+	atomic_store(&c.h.release, 1);
+	atomic_store(&b.s.release, 1);
+	assert_int_equal(sc_thread_join(tc), 0);
+	assert_int_equal(sc_thread_join(ts), 0);
+	sc_machine_destroy(m);
+}
+
+/*
+ * capture_serial: the kernel's way, one capture after another; the same
+ * listing, no round.  And the element size of stackcap 0.1's struct.
+ */
+static void
+test_snapshot_serial_and_old_size(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *td;
+	struct bspin b = { .cpu = 1 };
+	struct sc_kstack kk[4], *k;
+	char buf[4 * sizeof(struct sc_kstack)];
+	size_t n, v0 = offsetof(struct sc_kstack, pid);
+	int serial;
+
+	(void)state;
+	SKIP_UNDER_TSAN();
+	for (serial = 0; serial <= 1; serial++) {
+		sc_machine_config_init(&cfg);
+		cfg.ncpu = 2;
+		cfg.capture_serial = serial;
+		assert_int_equal(sc_machine_create(&cfg, &m), 0);
+		assert_int_equal(sc_proc_create(m, "p", &p), 0);
+		memset(&b.s, 0, sizeof(b.s));
+		assert_int_equal(sc_thread_create(p, "spin", bspin_outer, &b,
+		    &td), 0);
+		SC_WAIT_FOR(atomic_load(&b.s.spinning));
+		assert_int_equal(sc_machine_snapshot(m, kk, 4, &n), 0);
+		assert_int_equal(n, 3);
+		assert_int_equal(kk[2].tid, sc_thread_tid(td));
+		assert_int_equal(kk[2].state, SC_KKST_STATE_STACKOK);
+		SC_ASSERT_CHAIN(&kk[2].stack, "bspin_outer");
+		assert_int_equal(SC_COUNTER(m, snapshot_rounds) > 0, !serial);
+		/* Elements v0 bytes apart: each where an old caller has it. */
+		memset(buf, 0x5a, sizeof(buf));
+		assert_int_equal(sc_machine_snapshot_sz(m,
+		    (struct sc_kstack *)(void *)buf, v0, 4, &n), 0);
+		assert_int_equal(n, 3);
+		k = (struct sc_kstack *)(void *)(buf + 2 * v0);
+		assert_int_equal(k->tid, sc_thread_tid(td));
+		assert_int_equal(k->state, SC_KKST_STATE_STACKOK);
+		/* Nothing written past the third element. */
+		assert_int_equal(buf[3 * v0], 0x5a);
+		atomic_store(&b.s.release, 1);
+		assert_int_equal(sc_thread_join(td), 0);
+		sc_machine_destroy(m);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_snapshot_one_round),
+		cmocka_unit_test(test_snapshot_retry_next_round),
+		cmocka_unit_test(test_capture_serial_waits),
+		cmocka_unit_test(test_capture_parallel_does_not_wait),
+		cmocka_unit_test_setup_teardown(test_snapshot_max,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_bad_input,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_snapshot_from_simulated_thread, sc_test_setup_2cpu,
+		    sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_from_hook_asserts,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test(test_snapshot_timeout),
+		cmocka_unit_test(test_snapshot_serial_and_old_size),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
