@@ -36,10 +36,11 @@ sc__futex_wait_raw(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 /*
  * A blocking wait of the simulation: sc__futex_wait_raw(), or in
  * deterministic mode one scheduling point where the caller waits, which
- * returns as a spurious wakeup does.  The caller is blocked there as a
- * futex waiter is: no candidate for the token while *uaddr == val, until
- * a wake of uaddr or the bound (in steps); a CPU also when an IPI is
- * pending.  Its polls that could see no change cost no handoff.
+ * returns as a spurious wakeup does.  Under the random chooser the caller
+ * is blocked there as a futex waiter is: no candidate for the token while
+ * *uaddr == val, until a wake of uaddr or the bound (in steps); a CPU also
+ * when an IPI is pending.  Its polls that could see no change cost no
+ * handoff.
  */
 static inline long
 sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
