@@ -4,6 +4,8 @@
  * spinners in a call chain of their own and the bench thread, which
  * captures each 4 times.  Two forms: a machine made and destroyed for
  * each run (what an explorer does), and the body alone on one machine.
+ * Deterministic mode runs twice: as it is (its actors on one host core)
+ * and with STACKCAP_SIM_PIN=0 (where Linux puts them).
  *
  * usage: bench_det [RUNS]   (default 200 runs a form, 3 rounds)
  * Prints runs per second and the deterministic/real time ratio.
@@ -116,10 +118,20 @@ bd_one(int runs, bool det, double *steps)
 	return (t);
 }
 
+/* Deterministic mode's actors on one core (pin) or where Linux likes. */
+static void
+bd_pin(bool pin)
+{
+	if (pin)
+		unsetenv("STACKCAP_SIM_PIN");
+	else
+		setenv("STACKCAP_SIM_PIN", "0", 1);
+}
+
 int
 main(int argc, char **argv)
 {
-	double de, re, d1, r1, steps, unused;
+	double de, dn, re, d1, n1, r1, steps, unused;
 	int round, runs = argc > 1 ? atoi(argv[1]) : 200;
 
 	if (runs < 1) {
@@ -132,18 +144,27 @@ main(int argc, char **argv)
 		return (2);
 	}
 	printf("bench_det: %d runs a form, %d rounds; 3-thread capture (2 "
-	    "spinners, %d captures)\n", runs, ROUNDS, 2 * NCAPTURES);
+	    "spinners, %d captures); det: actors on one core, unpinned: "
+	    "STACKCAP_SIM_PIN=0\n", runs, ROUNDS, 2 * NCAPTURES);
 	for (round = 0; round < ROUNDS; round++) {
+		bd_pin(true);
 		de = bd_each(runs, true);
+		bd_pin(false);
+		dn = bd_each(runs, true);
 		re = bd_each(runs, false);
+		bd_pin(true);
 		d1 = bd_one(runs, true, &steps);
+		bd_pin(false);
+		n1 = bd_one(runs, true, &unused);
 		r1 = bd_one(runs, false, &unused);
-		printf("  machine each run: det %6.0f runs/s, real %6.0f "
-		    "runs/s, det/real %.2fx | body alone: det %6.0f runs/s "
-		    "(%.0f steps a run, %.1f us a step), real %7.0f runs/s, "
-		    "det/real %.1fx\n", runs / de, runs / re, de / re,
-		    runs / d1, steps, d1 / runs / steps * 1e6, runs / r1,
-		    d1 / r1);
+		bd_pin(true);
+		printf("  machine each run: det %6.0f runs/s, unpinned %6.0f, "
+		    "real %6.0f; det/real %.2fx\n", runs / de, runs / dn,
+		    runs / re, de / re);
+		printf("  body alone:       det %6.0f runs/s, unpinned %6.0f, "
+		    "real %6.0f; det/real %.1fx (%.0f steps a run, %.2f us a "
+		    "step)\n", runs / d1, runs / n1, runs / r1, d1 / r1, steps,
+		    d1 / runs / steps * 1e6);
 	}
 	return (0);
 }

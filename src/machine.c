@@ -116,6 +116,24 @@ sc__cpu_stop(struct sc_pcpu *pc)
  * CPUs, create, destroy
  * ------------------------------------------------------------------------ */
 
+/* A CPU pthread booted, failed or stopped: wake whoever waits for that. */
+static void
+sc_cpu_event(struct sc_machine *m)
+{
+	atomic_fetch_add(&m->m_cpu_seq, 1);
+	sc__futex_wake(&m->m_cpu_seq, INT32_MAX);
+}
+
+/*
+ * Wait for the next CPU event after seq (read before the caller looked at
+ * the CPUs, so that no event is lost), at most 1 ms: a bound, not a poll.
+ */
+static void
+sc_cpu_event_wait(struct sc_machine *m, uint32_t seq)
+{
+	(void)sc__futex_wait_raw(&m->m_cpu_seq, seq, 1000 * 1000L);
+}
+
 static void *
 sc_cpu_main(void *arg)
 {
@@ -138,6 +156,7 @@ sc_cpu_main(void *arg)
 		/* No signal stack: sc_machine_create() reports the error. */
 		atomic_store(&pc->pc_init_error, error);
 		atomic_store(&pc->pc_stopped, 1);
+		sc_cpu_event(m);
 		return (NULL);
 	}
 
@@ -149,6 +168,7 @@ sc_cpu_main(void *arg)
 	atomic_store(&idle->td_oncpu, pc->pc_cpuid);
 	atomic_store(&idle->td_lastcpu, pc->pc_cpuid);
 	atomic_store(&pc->pc_ktid, (pid_t)syscall(SYS_gettid));
+	sc_cpu_event(m);
 	sc__san_fiber_switch(&pc->pc_boot_asan_fake, idle->td_kstack,
 	    idle->td_tsan_fiber);
 	sc__cpu_switch(&pc->pc_boot_pcb, &idle->td_pcb, &nolock, NULL,
@@ -158,6 +178,7 @@ sc_cpu_main(void *arg)
 	sc__san_finish_switch(pc->pc_boot_asan_fake);
 	sc__ipi_cpu_fini(pc);
 	atomic_store(&pc->pc_stopped, 1);
+	sc_cpu_event(m);
 	return (NULL);
 }
 
@@ -253,6 +274,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	struct sc_machine *m;
 	struct sc_pcpu *pc;
 	char name[32];
+	uint64_t deadline;
+	uint32_t seq;
 	int error, i, started;
 
 	if (mp != NULL)
@@ -345,17 +368,24 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		if (error != 0)
 			break;
 	}
-	/* Wait until every CPU runs its idle thread (bounded: 10 s). */
+	/*
+	 * Wait until every CPU runs its idle thread (bounded: 10 s).  A CPU
+	 * that boots wakes us (m_cpu_seq): no sleep of a fixed length, which
+	 * cost a millisecond a machine.
+	 */
+	deadline = sc_now_ns() + 10ull * 1000 * 1000 * 1000;
 	for (i = 0; i < started; i++) {
-		int n;
-
 		pc = &m->m_pcpu[i];
-		for (n = 0; n < 10000 && atomic_load(&pc->pc_ktid) == 0 &&
-		    atomic_load(&pc->pc_init_error) == 0; n++) {
+		for (;;) {
+			seq = atomic_load(&m->m_cpu_seq);
+			if (atomic_load(&pc->pc_ktid) != 0 ||
+			    atomic_load(&pc->pc_init_error) != 0 ||
+			    sc_now_ns() > deadline)
+				break;
 			if (sc__ds_active())
 				sc__ds_wait();	/* the CPU boots when drawn */
 			else
-				usleep(1000);
+				sc_cpu_event_wait(m, seq);
 		}
 		if (error == 0)
 			error = atomic_load(&pc->pc_init_error);
@@ -369,16 +399,21 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	return (0);
 }
 
-/* Send IPI_STOP to CPUs that run a thread, until all have left. */
+/*
+ * Send IPI_STOP to CPUs that run a thread, until all have left (about
+ * 3 s).  Each CPU that stops wakes us; the others get the IPI again.
+ */
 static bool
 sc_machine_stop_cpus(struct sc_machine *m)
 {
-	struct timespec ts = { 0, 1000 * 1000 };
+	uint64_t deadline = sc_now_ns() + 3ull * 1000 * 1000 * 1000;
 	struct sc_pcpu *pc;
+	uint32_t seq;
 	bool all;
-	int i, round;
+	int i;
 
-	for (round = 0; round < 3000; round++) {	/* about 3 s */
+	for (;;) {
+		seq = atomic_load(&m->m_cpu_seq);
 		all = true;
 		for (i = 0; i < m->m_ncpu; i++) {
 			pc = &m->m_pcpu[i];
@@ -392,9 +427,10 @@ sc_machine_stop_cpus(struct sc_machine *m)
 		}
 		if (all)
 			return (true);
-		nanosleep(&ts, NULL);
+		if (sc_now_ns() > deadline)
+			return (false);
+		sc_cpu_event_wait(m, seq);
 	}
-	return (false);
 }
 
 static void

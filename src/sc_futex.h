@@ -36,23 +36,37 @@ sc__futex_wait_raw(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 /*
  * A blocking wait of the simulation: sc__futex_wait_raw(), or in
  * deterministic mode one scheduling point where the caller waits, which
- * returns as a spurious wakeup does.
+ * returns as a spurious wakeup does.  Under the random chooser the caller
+ * is blocked there as a futex waiter is: no candidate for the token while
+ * *uaddr == val, until a wake of uaddr or the bound (in steps); a CPU also
+ * when an IPI is pending.  Its polls that could see no change cost no
+ * handoff.
  */
 static inline long
 sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 {
 	if (__builtin_expect(sc__ds_active(), 0)) {
+		sc__ds_block(uaddr, val, timeout_ns);
 		sc__ds_wait();
 		return (0);
 	}
 	return (sc__futex_wait_raw(uaddr, val, timeout_ns));
 }
 
-/* Async-signal-safe. */
+/* Async-signal-safe.  The run token's own words use this one. */
+static inline void
+sc__futex_wake_raw(_Atomic uint32_t *uaddr, int n)
+{
+	syscall(SYS_futex, uaddr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+}
+
+/* Async-signal-safe.  In deterministic mode, by the token's holder. */
 static inline void
 sc__futex_wake(_Atomic uint32_t *uaddr, int n)
 {
-	syscall(SYS_futex, uaddr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	if (__builtin_expect(sc__ds_self != NULL, 0) && sc__ds_active())
+		sc__ds_futex_wake(uaddr);
+	sc__futex_wake_raw(uaddr, n);
 }
 
 #endif /* !SC_FUTEX_H */

@@ -316,6 +316,8 @@ struct sc_machine {
 					   stop a thread (libc, loader...) */
 	size_t		m_nnostop;	/* (c) */
 	struct sc_ds	*m_ds;		/* (c) deterministic mode, or NULL */
+	_Atomic uint32_t m_cpu_seq;	/* (a) futex: bumped when a CPU
+					   pthread boots, fails or stops */
 };
 
 #include "sim_det.h"

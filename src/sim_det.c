@@ -14,6 +14,12 @@
  * and walks from that point's frame.  Time is virtual: one step, one
  * microsecond (sc__ds_now()).
  *
+ * Only one actor runs at a time, so all of a machine's actors run on one
+ * host core (ds_core; STACKCAP_SIM_PIN=0 leaves them where Linux puts
+ * them): a handoff is then a switch on that core, not a wake of another
+ * core, which on a virtual machine costs ten times as much.  Destroy gives
+ * every actor back the affinity it had.
+ *
  * What this does not control: a plain pthread that first calls in at a
  * moment of its own (its registration is a real-time event), and user code
  * that reads real time or blocks outside the library while it holds the
@@ -21,8 +27,12 @@
  * time is reported on stderr, once.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sc_internal.h"
 #include "sc_futex.h"
@@ -35,8 +45,25 @@
 
 /* This pthread's actor: its machine's state and its slot there. */
 __thread struct sc_ds *sc__ds_self SC_TLS_IE;
+__thread uint64_t sc__ds_gen SC_TLS_IE;
 static __thread int sc_ds_idx SC_TLS_IE;
 static __thread int sc_ds_inpoint SC_TLS_IE;
+static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
+
+/*
+ * The pool of structs (type-stable, see sim_det.h): the (g) lock.  Lives
+ * are numbered from 1 across the process.  sc_ds_core_n: how many
+ * machines pin their actors to each host core, so that machines that run
+ * at once (an explorer's parallel searches) spread over the cores.
+ */
+static pthread_mutex_t sc_ds_pool_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct sc_ds *sc_ds_pool;
+static uint64_t sc_ds_lives;				/* (g) */
+static int sc_ds_core_n[CPU_SETSIZE];			/* (g) */
+
+/* A plain pthread's exit: no actor slot names its tid any more. */
+static pthread_key_t sc_ds_exit_key;
+static pthread_once_t sc_ds_exit_once = PTHREAD_ONCE_INIT;
 
 /* splitmix64: small, and every seed, 0 aside, gives its own stream. */
 static uint64_t
@@ -65,6 +92,160 @@ sc_ds_cmp(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
+/*
+ * This pthread stops being an actor of sc__ds_self (it exits, or becomes
+ * an actor of another machine): if its slot, in this life, still holds its
+ * pin, it takes its own affinity back and clears the slot.
+ */
+static void
+sc_ds_leave(void)
+{
+	struct sc_ds *ds = sc__ds_self;
+	struct sc_ds_actor *a;
+
+	if (ds == NULL)
+		return;
+	(void)pthread_mutex_lock(&ds->ds_reg);
+	a = &ds->ds_actor[sc_ds_idx];
+	if (atomic_load(&ds->ds_gen) == sc__ds_gen && a->a_tid != 0 &&
+	    a->a_cpu < 0) {
+		(void)sched_setaffinity(0, sizeof(a->a_mask), &a->a_mask);
+		a->a_tid = 0;
+	}
+	(void)pthread_mutex_unlock(&ds->ds_reg);
+	sc__ds_self = NULL;
+}
+
+static int	sc_ds_choose(struct sc_ds *ds, int me, bool waiting);
+
+/*
+ * A plain pthread exits: a last scheduling point, where it leaves for good
+ * and hands the token on (it holds it: it runs).  Before, a pthread that
+ * exited took the token with it and the machine stopped.
+ */
+static void
+sc_ds_exit(void *arg)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	struct sc_ds_actor *a, *b;
+	int me = sc_ds_idx, next, i, n;
+
+	(void)arg;
+	if (ds == NULL || atomic_load(&ds->ds_off) ||
+	    ds->ds_actor[me].a_cpu >= 0 || atomic_load(&ds->ds_cur) != me) {
+		sc_ds_leave();
+		return;
+	}
+	ds->ds_step++;
+	SC_CNT_INC(ds->ds_m, sim_steps);
+	next = sc_ds_choose(ds, me, true);
+	if (next == me) {
+		/* Every other actor is a blocked futex waiter, and none will
+		 * run to end a bound: they poll again. */
+		n = atomic_load(&ds->ds_nactor);
+		for (i = 0; i < n; i++)
+			ds->ds_actor[i].a_wuaddr = NULL;
+		next = sc_ds_choose(ds, me, true);
+	}
+	a = &ds->ds_actor[me];
+	a->a_state = SC_DS_GONE;
+	atomic_store(&a->a_go, 0);
+	sc_ds_leave();
+	if (next == me)
+		return;			/* no one waits: nothing can run */
+	b = &ds->ds_actor[next];
+	b->a_state = SC_DS_RUNNING;
+	atomic_store(&ds->ds_cur, next);
+	atomic_store(&b->a_go, 1);
+	sc__futex_wake_raw(&b->a_go, 1);
+}
+
+/*
+ * A child of fork() has none of its parent's machines (they do not
+ * survive it) and maybe a pool lock that another pthread held.
+ */
+static void
+sc_ds_atfork_child(void)
+{
+	(void)pthread_mutex_init(&sc_ds_pool_mtx, NULL);
+	memset(sc_ds_core_n, 0, sizeof(sc_ds_core_n));
+}
+
+static void
+sc_ds_exit_init(void)
+{
+	(void)pthread_key_create(&sc_ds_exit_key, sc_ds_exit);
+	(void)pthread_atfork(NULL, NULL, sc_ds_atfork_child);
+}
+
+/*
+ * Become an actor of ds in slot i: pin this pthread to ds_core (ds_reg
+ * held, or ds not yet published), saving its affinity for destroy.
+ */
+static void
+sc_ds_adopt(struct sc_ds *ds, int i)
+{
+	struct sc_ds_actor *a = &ds->ds_actor[i];
+	cpu_set_t one;
+
+	sc__ds_self = ds;
+	sc__ds_gen = atomic_load(&ds->ds_gen);
+	sc_ds_idx = i;
+	(void)pthread_once(&sc_ds_exit_once, sc_ds_exit_init);
+	(void)pthread_setspecific(sc_ds_exit_key, ds);
+	if (ds->ds_core < 0 ||
+	    sched_getaffinity(0, sizeof(a->a_mask), &a->a_mask) != 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(ds->ds_core, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		return;
+	a->a_tid = (pid_t)syscall(SYS_gettid);
+}
+
+/*
+ * The host core for a new machine's actors (g held): of the cores the
+ * creator may run on, the one that fewest machines use, the creator's own
+ * on a tie; or -1 (STACKCAP_SIM_PIN=0, or no affinity to read).
+ */
+static int
+sc_ds_pick_core(cpu_set_t *mask)
+{
+	const char *v = getenv("STACKCAP_SIM_PIN");
+	int c, best = -1, here = sched_getcpu();
+
+	if ((v != NULL && strcmp(v, "0") == 0) ||
+	    sched_getaffinity(0, sizeof(*mask), mask) != 0)
+		return (-1);
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, mask))
+			continue;
+		if (best < 0 || sc_ds_core_n[c] < sc_ds_core_n[best] ||
+		    (sc_ds_core_n[c] == sc_ds_core_n[best] && c == here))
+			best = c;
+	}
+	return (best);
+}
+
+/* A struct from the pool, zeroed from ds_m on, with a new life (g held). */
+static struct sc_ds *
+sc_ds_get(void)
+{
+	struct sc_ds *ds = sc_ds_pool;
+
+	if (ds != NULL)
+		sc_ds_pool = ds->ds_poolnext;
+	else if ((ds = calloc(1, sizeof(*ds))) != NULL)
+		(void)pthread_mutex_init(&ds->ds_reg, NULL);
+	else
+		return (NULL);
+	(void)pthread_mutex_lock(&ds->ds_reg);
+	memset(&ds->ds_m, 0, sizeof(*ds) - offsetof(struct sc_ds, ds_m));
+	atomic_store(&ds->ds_gen, ++sc_ds_lives);
+	(void)pthread_mutex_unlock(&ds->ds_reg);
+	return (ds);
+}
+
 int
 sc__ds_init(struct sc_machine *m)
 {
@@ -74,8 +255,16 @@ sc__ds_init(struct sc_machine *m)
 
 	if (m->m_cfg.seed == 0)
 		return (0);
-	if ((ds = calloc(1, sizeof(*ds))) == NULL)
+	(void)pthread_once(&sc_ds_exit_once, sc_ds_exit_init);
+	(void)pthread_mutex_lock(&sc_ds_pool_mtx);
+	if ((ds = sc_ds_get()) == NULL) {
+		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 		return (ENOMEM);
+	}
+	ds->ds_core = sc_ds_pick_core(&ds->ds_mask);
+	if (ds->ds_core >= 0)
+		sc_ds_core_n[ds->ds_core]++;
+	(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 	ds->ds_rng = m->m_cfg.seed;
 	ds->ds_m = m;
 	if (m->m_cfg.sim_pct_depth > 0) {
@@ -88,7 +277,8 @@ sc__ds_init(struct sc_machine *m)
 		    sizeof(ds->ds_pct_cp[0]), sc_ds_cmp);
 	}
 	/* The CPUs wait for the token from the start, each at the first
-	 * point it reaches; the creator holds it. */
+	 * point it reaches; the creator holds it.  The CPU pthreads, made
+	 * after this, inherit the creator's pin. */
 	for (i = 0; i < m->m_ncpu; i++) {
 		ds->ds_actor[i].a_state = SC_DS_WAITING;
 		ds->ds_actor[i].a_cpu = i;
@@ -100,10 +290,10 @@ sc__ds_init(struct sc_machine *m)
 	atomic_store(&ds->ds_actor[i].a_go, 1);
 	ds->ds_cur = i;
 	atomic_store(&ds->ds_nactor, i + 1);
-	(void)pthread_mutex_init(&ds->ds_reg, NULL);
 	m->m_ds = ds;
-	sc__ds_self = ds;
-	sc_ds_idx = i;
+	if (sc__ds_mine() != NULL)
+		sc_ds_leave();		/* an actor of another machine */
+	sc_ds_adopt(ds, i);
 	return (0);
 }
 
@@ -116,6 +306,7 @@ sc__ds_cpu_attach(struct sc_pcpu *pc)
 	if (ds == NULL)
 		return;
 	sc__ds_self = ds;
+	sc__ds_gen = atomic_load(&ds->ds_gen);
 	sc_ds_idx = pc->pc_cpuid;
 }
 
@@ -125,6 +316,8 @@ sc_ds_plain_attach(struct sc_ds *ds)
 {
 	int i;
 
+	if (sc__ds_mine() != NULL)
+		sc_ds_leave();		/* an actor of another machine */
 	(void)pthread_mutex_lock(&ds->ds_reg);
 	i = atomic_load(&ds->ds_nactor);
 	if (i >= SC_DS_MAXACTOR) {
@@ -132,17 +325,17 @@ sc_ds_plain_attach(struct sc_ds *ds)
 		fprintf(stderr, "stackcap: deterministic mode: more than %d "
 		    "pthreads call in; this one runs uncontrolled\n",
 		    SC_DS_MAXACTOR);
+		sc__ds_self = NULL;
 		return;
 	}
 	ds->ds_actor[i].a_cpu = -1;
 	ds->ds_actor[i].a_state = SC_DS_WAITING;
 	/* The draw is the holder's; a late slot's priority is its index. */
 	ds->ds_actor[i].a_prio = SC_DS_PRIO_INIT + i;
+	sc_ds_adopt(ds, i);
 	atomic_store(&ds->ds_nactor, i + 1);
 	(void)pthread_mutex_unlock(&ds->ds_reg);
 	SC_CNT_INC(ds->ds_m, sim_late);
-	sc__ds_self = ds;
-	sc_ds_idx = i;
 }
 
 /* Wait until this actor holds the token (or the mode is off). */
@@ -178,7 +371,7 @@ sc_ds_handoff(struct sc_ds *ds, int me, int next)
 	b->a_state = SC_DS_RUNNING;
 	atomic_store(&ds->ds_cur, next);
 	atomic_store(&b->a_go, 1);
-	sc__futex_wake(&b->a_go, 1);
+	sc__futex_wake_raw(&b->a_go, 1);
 	sc_ds_wait_token(ds, me);
 }
 
@@ -200,13 +393,64 @@ sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
 	sc__ipi_poll(pc, rbp, rip);
 }
 
-/* Is slot i a candidate for the token?  me: only if it does not wait. */
+/*
+ * Is slot i a candidate for the token?  me: only if it does not wait.  A
+ * futex waiter (sc__ds_block()) only once its wait would end.
+ */
 static bool
 sc_ds_candidate(const struct sc_ds *ds, int i, int me, bool self)
 {
+	const struct sc_ds_actor *a = &ds->ds_actor[i];
+
 	if (i == me)
 		return (self);
-	return (ds->ds_actor[i].a_state == SC_DS_WAITING);
+	if (a->a_state != SC_DS_WAITING)
+		return (false);
+	if (a->a_wuaddr == NULL || atomic_load(a->a_wuaddr) != a->a_wval ||
+	    ds->ds_step >= a->a_wuntil)
+		return (true);
+	return (a->a_cpu >= 0 && atomic_load(
+	    &ds->ds_m->m_pcpu[a->a_cpu].pc_ipi_pending) != 0);
+}
+
+/*
+ * The next point of this actor is a futex wait on uaddr (sc_futex.h).
+ * Under the random chooser only: under PCT a waiter's polls hand the token
+ * to a random actor (sc_ds_choose()), and without them PCT found less
+ * (bench_explore: the snapshot body reached its window in 59 of 100 seeds
+ * instead of 95 under ULE; no-proc-lock failed in 21 instead of 49 under
+ * 4BSD), while the random chooser found as much, in less time.
+ */
+void
+sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	struct sc_ds_actor *a;
+
+	if (ds == NULL || sc_ds_inpoint || ds->ds_pct_depth != 0)
+		return;
+	a = &ds->ds_actor[sc_ds_idx];
+	a->a_wuaddr = uaddr;
+	a->a_wval = val;
+	/* Past the bound it polls again, and sees it: one step, 1 us. */
+	a->a_wuntil = timeout_ns > 0 ? ds->ds_step + 1 +
+	    (uint64_t)timeout_ns / 1000 : UINT64_MAX;
+	sc_ds_blocking = 1;
+}
+
+/* A wake of uaddr (by the holder): its waiters are candidates again. */
+void
+sc__ds_futex_wake(_Atomic uint32_t *uaddr)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	int i, n;
+
+	if (ds == NULL)
+		return;
+	n = atomic_load(&ds->ds_nactor);
+	for (i = 0; i < n; i++)
+		if (ds->ds_actor[i].a_wuaddr == uaddr)
+			ds->ds_actor[i].a_wuaddr = NULL;
 }
 
 /*
@@ -257,7 +501,7 @@ sc_ds_choose(struct sc_ds *ds, int me, bool waiting)
 static void
 sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 {
-	struct sc_ds *ds = sc__ds_self;
+	struct sc_ds *ds = sc__ds_mine();
 	int me, next;
 
 	if (ds == NULL || sc_ds_inpoint || atomic_load(&ds->ds_off))
@@ -266,6 +510,9 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	me = sc_ds_idx;
 	/* A CPU's first point, or a plain pthread's first call. */
 	sc_ds_wait_token(ds, me);
+	if (!sc_ds_blocking)
+		ds->ds_actor[me].a_wuaddr = NULL;
+	sc_ds_blocking = 0;
 	ds->ds_step++;
 	SC_CNT_INC(ds->ds_m, sim_steps);
 	if (__builtin_expect(ds->ds_step >= SC_DS_MAX_STEPS, 0)) {
@@ -281,6 +528,7 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	next = sc_ds_choose(ds, me, waiting);
 	if (next != me)
 		sc_ds_handoff(ds, me, next);
+	ds->ds_actor[me].a_wuaddr = NULL;
 	sc_ds_poll_ipi(ds, me, rbp, rip);
 	sc_ds_inpoint = 0;
 }
@@ -300,7 +548,7 @@ sc__ds_point_slow(bool waiting)
 void
 sc__ds_enter_slow(struct sc_machine *m)
 {
-	if (sc__ds_self == m->m_ds || atomic_load(&m->m_ds->ds_off))
+	if (sc__ds_mine() == m->m_ds || atomic_load(&m->m_ds->ds_off))
 		return;
 	if (sc__pcpu_get() != NULL)
 		return;
@@ -309,31 +557,59 @@ sc__ds_enter_slow(struct sc_machine *m)
 }
 
 
-/* At destroy (or past SC_DS_MAX_STEPS): every actor runs free from now on. */
+/*
+ * At destroy (or past SC_DS_MAX_STEPS): every actor runs free from now on,
+ * with the affinity it had before the pin.  A plain pthread's tid in its
+ * slot means that it is alive (it clears it at exit, under ds_reg).
+ */
 void
 sc__ds_stop(struct sc_machine *m)
 {
 	struct sc_ds *ds = m->m_ds;
+	struct sc_ds_actor *a;
 	int i, n;
 
-	if (ds == NULL)
+	if (ds == NULL || atomic_exchange(&ds->ds_off, 1) != 0)
 		return;
-	atomic_store(&ds->ds_off, 1);
 	n = atomic_load(&ds->ds_nactor);
 	for (i = 0; i < n; i++) {
 		atomic_store(&ds->ds_actor[i].a_go, 1);
-		sc__futex_wake(&ds->ds_actor[i].a_go, 1);
+		sc__futex_wake_raw(&ds->ds_actor[i].a_go, 1);
+	}
+	if (ds->ds_core >= 0) {
+		sc__host_lock(&ds->ds_reg);
+		for (i = 0; i < n; i++) {
+			a = &ds->ds_actor[i];
+			if (a->a_cpu >= 0 && a->a_cpu < m->m_ncpu)
+				(void)pthread_setaffinity_np(
+				    m->m_pcpu[a->a_cpu].pc_pthread,
+				    sizeof(ds->ds_mask), &ds->ds_mask);
+			else if (a->a_tid != 0)
+				(void)sched_setaffinity(a->a_tid,
+				    sizeof(a->a_mask), &a->a_mask);
+			a->a_tid = 0;
+		}
+		sc__host_unlock(&ds->ds_reg);
+		(void)pthread_mutex_lock(&sc_ds_pool_mtx);
+		sc_ds_core_n[ds->ds_core]--;
+		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 	}
 	if (sc__ds_self == ds)
 		sc__ds_self = NULL;
 }
 
+/* Back to the pool: never freed (sim_det.h). */
 void
 sc__ds_free(struct sc_machine *m)
 {
-	if (m->m_ds == NULL)
+	struct sc_ds *ds = m->m_ds;
+
+	if (ds == NULL)
 		return;
-	(void)pthread_mutex_destroy(&m->m_ds->ds_reg);
-	free(m->m_ds);
+	sc__ds_stop(m);			/* a machine whose create failed */
+	(void)pthread_mutex_lock(&sc_ds_pool_mtx);
+	ds->ds_poolnext = sc_ds_pool;
+	sc_ds_pool = ds;
+	(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 	m->m_ds = NULL;
 }

@@ -5,15 +5,18 @@
 #ifndef SC_SIM_DET_H
 #define SC_SIM_DET_H
 
+#include <sched.h>
+
 /*
  * Deterministic simulation (sim_det.c).  Locks: (d) written only by the
- * holder of the run token, or before the slot is published (ds_reg);
- * (a) atomics.
+ * holder of the run token, or before the slot is published; (r) ds_reg;
+ * (g) the pool's lock (sc_ds_pool_mtx); (a) atomics.
  */
 #define SC_DS_MAXACTOR	(SC_MAXCPU + 16)
 #define SC_DS_PCT_MAXDEPTH 64
 #define SC_DS_WAITING	1
 #define SC_DS_RUNNING	2
+#define SC_DS_GONE	3		/* a plain pthread that exited */
 
 struct sc_ds_actor {
 	_Atomic uint32_t a_go;		/* (a) futex: 1 while it holds the
@@ -22,9 +25,28 @@ struct sc_ds_actor {
 	int64_t		a_prio;		/* (d) PCT: higher runs first */
 	int		a_cpu;		/* (d) its CPU, or -1: a plain
 					   pthread */
+	_Atomic uint32_t *a_wuaddr;	/* (d) blocked on this futex word
+					   while it holds a_wval, until a
+					   wake or step a_wuntil; or NULL */
+	uint32_t	a_wval;		/* (d) */
+	uint64_t	a_wuntil;	/* (d) */
+	pid_t		a_tid;		/* (r) a plain pthread pinned to
+					   ds_core, alive; or 0 */
+	cpu_set_t	a_mask;		/* (r) its affinity before the pin */
 };
 
+/*
+ * Type-stable: a struct is never freed, only reused by a later machine
+ * under a new ds_gen, so that a pthread that still names one (an actor of
+ * a machine that another pthread destroyed) reads valid memory and sees
+ * that it is no actor any more.
+ */
 struct sc_ds {
+	pthread_mutex_t	ds_reg;		/* the (r) lock: registration of a
+					   plain pthread; never destroyed */
+	_Atomic uint64_t ds_gen;	/* (r/a) this life's number, never 0 */
+	struct sc_ds	*ds_poolnext;	/* (g) the pool's free list */
+	/* Zeroed at each reuse from here on. */
 	struct sc_machine *ds_m;	/* (c) */
 	uint64_t	ds_rng;		/* (d) the generator's state */
 	uint64_t	ds_step;	/* (d) points passed: virtual time */
@@ -36,7 +58,10 @@ struct sc_ds {
 	int		ds_pct_next;	/* (d) the next change point */
 	uint64_t	ds_pct_cp[SC_DS_PCT_MAXDEPTH]; /* (c) change points, by
 					   step, sorted */
-	pthread_mutex_t	ds_reg;		/* registration of a plain pthread */
+	int		ds_core;	/* (c) the host core of every actor,
+					   or -1: not pinned */
+	cpu_set_t	ds_mask;	/* (c) the creator's affinity before
+					   the pin: the CPUs' to restore */
 	struct sc_ds_actor ds_actor[SC_DS_MAXACTOR]; /* (d) */
 };
 
@@ -44,16 +69,35 @@ int	sc__ds_init(struct sc_machine *m);
 void	sc__ds_cpu_attach(struct sc_pcpu *pc);
 void	sc__ds_enter_slow(struct sc_machine *m);
 void	sc__ds_point_slow(bool waiting);
+void	sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
+void	sc__ds_futex_wake(_Atomic uint32_t *uaddr);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 void	sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 
 /*
- * This pthread's deterministic machine, or NULL (sim_det.c).  The inline
+ * This pthread's deterministic machine, or NULL (sim_det.c), and the life
+ * of it that this pthread is an actor of (sc__ds_mine()).  The inline
  * tests below are all that real concurrency pays: one TLS load at each
  * spin-lock acquire and release, and no call.
  */
 extern __thread struct sc_ds *sc__ds_self SC_TLS_IE;
+extern __thread uint64_t sc__ds_gen SC_TLS_IE;
+
+/*
+ * sc__ds_self, if this pthread is still an actor of it: the machine may
+ * have been destroyed by another pthread, and its struct reused since.
+ */
+static inline struct sc_ds *
+sc__ds_mine(void)
+{
+	struct sc_ds *ds = sc__ds_self;
+
+	if (ds == NULL || atomic_load_explicit(&ds->ds_gen,
+	    memory_order_relaxed) != sc__ds_gen)
+		return (NULL);
+	return (ds);
+}
 
 /* A scheduling point. */
 static inline void
@@ -77,8 +121,10 @@ sc__ds_active(void)
 {
 	struct sc_ds *ds = sc__ds_self;
 
-	return (ds != NULL && atomic_load_explicit(&ds->ds_off,
-	    memory_order_relaxed) == 0);
+	if (__builtin_expect(ds == NULL, 1))
+		return (false);
+	return ((ds = sc__ds_mine()) != NULL && atomic_load_explicit(
+	    &ds->ds_off, memory_order_relaxed) == 0);
 }
 
 /*

@@ -12,6 +12,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -258,6 +260,167 @@ test_env_seed(void **state)
 	assert_int_equal(real.steps, 0);
 }
 
+/*
+ * A plain pthread stays an actor of a machine that another pthread
+ * destroyed (while it was outside the library, as the contract asks).
+ * The first version kept its pointer to the freed state: ASan saw a use
+ * after free at its next spin lock, and a next machine given the same
+ * memory took it for an actor it already had, in another's slot.
+ */
+static struct sc_machine *det_stale_m;
+static atomic_int det_stale_phase;
+
+static void *
+det_stale_main(void *arg)
+{
+	struct sc_machine_config cfg;
+	struct sc_proc *p;
+
+	(void)arg;
+	det_config(&cfg, 5);
+	if (sc_machine_create(&cfg, &det_stale_m) != 0)
+		return (NULL);
+	atomic_store(&det_stale_phase, 1);	/* the test destroys it */
+	while (atomic_load(&det_stale_phase) != 2)
+		sched_yield();
+	/* The second machine, the test's: this pthread calls in late. */
+	(void)sc_proc_create(det_stale_m, "late", &p);
+	atomic_store(&det_stale_phase, 3);
+	return (NULL);		/* its exit hands the token on */
+}
+
+static void
+test_stale_actor(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_counters c;
+	pthread_t t;
+
+	(void)state;
+	if (getenv("STACKCAP_SEED") != NULL)
+		skip();
+	atomic_store(&det_stale_phase, 0);
+	assert_int_equal(pthread_create(&t, NULL, det_stale_main, NULL), 0);
+	SC_WAIT_FOR(atomic_load(&det_stale_phase) == 1);
+	sc_machine_destroy(det_stale_m);
+	det_config(&cfg, 6);
+	assert_int_equal(sc_machine_create(&cfg, &det_stale_m), 0);
+	atomic_store(&det_stale_phase, 2);
+	SC_WAIT_FOR(atomic_load(&det_stale_phase) == 3);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	sc_machine_counters(det_stale_m, &c);
+	assert_int_equal(c.sim_late, 1);	/* a new actor, its own slot */
+	sc_machine_destroy(det_stale_m);
+}
+
+static int
+det_ncores(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return (0);
+	return (CPU_COUNT(&set));
+}
+
+static void
+det_nothing(void *arg)
+{
+	(void)arg;
+}
+
+/* The machine still runs: a thread made, run and joined. */
+static void
+det_after_exit(struct sc_machine *m)
+{
+	struct sc_proc *p;
+	struct sc_thread *td;
+
+	assert_int_equal(sc_proc_create(m, "after", &p), 0);
+	assert_int_equal(sc_thread_create(p, "nothing", det_nothing, NULL,
+	    &td), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
+static int det_pin_n;
+
+/* A late caller: pinned with the others; exits holding the token. */
+static void *
+det_pin_late(void *arg)
+{
+	struct sc_proc *p;
+
+	(void)arg;
+	(void)sc_proc_create(det_stale_m, "late", &p);
+	det_pin_n = det_ncores();
+	atomic_store(&det_stale_phase, 1);
+	return (NULL);
+}
+
+/* The creator of a machine that the test thread destroys. */
+static void *
+det_pin_creator(void *arg)
+{
+	struct sc_machine_config cfg;
+
+	(void)arg;
+	det_config(&cfg, 10);
+	if (sc_machine_create(&cfg, &det_stale_m) != 0)
+		return (NULL);
+	det_pin_n = det_ncores();
+	atomic_store(&det_stale_phase, 1);
+	while (atomic_load(&det_stale_phase) != 2)
+		sched_yield();		/* outside the library */
+	det_pin_n = det_ncores();	/* destroy gave it back */
+	return (NULL);
+}
+
+/*
+ * Every actor runs on one host core while the machine is deterministic,
+ * and gets its affinity back: the creator at destroy, a late pthread that
+ * exits at its exit (which hands the token on: that used to stop the
+ * machine), the creator also when another pthread destroys the machine.
+ * STACKCAP_SIM_PIN=0 pins nothing.
+ */
+static void
+test_pin(void **state)
+{
+	struct sc_machine_config cfg;
+	pthread_t t;
+	int n0;
+
+	(void)state;
+	if (getenv("STACKCAP_SEED") != NULL)
+		skip();
+	n0 = det_ncores();
+	det_config(&cfg, 9);
+	assert_int_equal(sc_machine_create(&cfg, &det_stale_m), 0);
+	assert_int_equal(det_ncores(), 1);
+	atomic_store(&det_stale_phase, 0);
+	assert_int_equal(pthread_create(&t, NULL, det_pin_late, NULL), 0);
+	SC_WAIT_FOR(atomic_load(&det_stale_phase) == 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(det_pin_n, 1);
+	det_after_exit(det_stale_m);
+	sc_machine_destroy(det_stale_m);
+	assert_int_equal(det_ncores(), n0);
+
+	atomic_store(&det_stale_phase, 0);
+	assert_int_equal(pthread_create(&t, NULL, det_pin_creator, NULL), 0);
+	SC_WAIT_FOR(atomic_load(&det_stale_phase) == 1);
+	assert_int_equal(det_pin_n, 1);
+	sc_machine_destroy(det_stale_m);
+	atomic_store(&det_stale_phase, 2);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(det_pin_n, n0);
+
+	setenv("STACKCAP_SIM_PIN", "0", 1);
+	assert_int_equal(sc_machine_create(&cfg, &det_stale_m), 0);
+	assert_int_equal(det_ncores(), n0);
+	sc_machine_destroy(det_stale_m);
+	unsetenv("STACKCAP_SIM_PIN");
+}
+
 int
 main(void)
 {
@@ -265,6 +428,8 @@ main(void)
 		cmocka_unit_test(test_same_seed_same_run),
 		cmocka_unit_test(test_pct_same_run),
 		cmocka_unit_test(test_env_seed),
+		cmocka_unit_test(test_stale_actor),
+		cmocka_unit_test(test_pin),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
