@@ -313,6 +313,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	if (m == NULL)
 		return (ENOMEM);
 	m->m_cfg = *cfg;
+	sc__sleepq_machine(m, 1);
 	m->m_ncpu = cfg->ncpu;
 	m->m_pid = getpid();
 	/* Sanitizers need deeper stacks (FreeBSD adds KSTACK pages too). */
@@ -474,6 +475,7 @@ sc_machine_free(struct sc_machine *m)
 		    SC_PAGE_SIZE + m->m_kstack_len);
 	(void)pthread_mutex_destroy(&m->m_list_mtx);	/* unlocked: no fail */
 	sc__ds_free(m);
+	sc__sleepq_machine(m, -1);
 	free(m->m_pcpu);
 	free(m->m_nostop);
 	free(m);

@@ -452,6 +452,8 @@ void	sc__sleepq_release(const void *wchan);
 void	sc__sleepq_wait(const void *wchan, const char *wmesg);
 void	sc__sleepq_broadcast(const void *wchan);
 void	sc__sleepq_remove_machine(struct sc_machine *m);
+/* A machine made (delta 1) or freed (-1): which chains a wakeup visits. */
+void	sc__sleepq_machine(const struct sc_machine *m, int delta);
 
 /*
  * The scheduler interface (sched_4bsd.c; FreeBSD's sched_*() of

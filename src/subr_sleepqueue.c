@@ -7,10 +7,19 @@
  * channel, so a plain pthread can wake any machine's sleepers.  A
  * sleeping thread's td_lock is its chain lock, as in the kernel: holding
  * it keeps the thread asleep.
+ *
+ * The threads of a deterministic machine (cfg.seed) sleep on one chain of
+ * their own, SC_SC_DET, whatever the wait channel, and their wakeups look
+ * there: a hash of an address changes from run to run (the heap, ASLR),
+ * and whether two channels share a chain lock decides whether a spin lock
+ * waits, a scheduling point, so the seed would not fix the run.  A wakeup
+ * still reaches every machine: it also looks at the chains of the other
+ * kind while a machine of that kind exists.
  */
 #include "sc_internal.h"
 
 #define SC_SC_TABLESIZE	64
+#define SC_SC_DET	SC_SC_TABLESIZE	/* deterministic machines' chain */
 #define SC_SC_HASH(wc)	((((uintptr_t)(wc) >> 4) ^ ((uintptr_t)(wc) >> 10)) \
 	% SC_SC_TABLESIZE)
 
@@ -19,22 +28,45 @@ struct sc_sleepq_chain {
 	struct sc_threadq sc_threads;	/* (q) sleepers, every wchan */
 } __attribute__((aligned(64)));
 
-static struct sc_sleepq_chain sc_sleepq_chains[SC_SC_TABLESIZE];
+static struct sc_sleepq_chain sc_sleepq_chains[SC_SC_TABLESIZE + 1];
+/* Machines alive, deterministic and not: a wakeup looks at their chains. */
+static _Atomic int sc_sleepq_ndet, sc_sleepq_nreal;
 
 __attribute__((constructor)) static void
 sc_sleepq_init(void)
 {
 	int i;
 
-	for (i = 0; i < SC_SC_TABLESIZE; i++) {
+	for (i = 0; i <= SC_SC_TABLESIZE; i++) {
 		sc__spin_init(&sc_sleepq_chains[i].sc_lock, "sleepq chain");
 		TAILQ_INIT(&sc_sleepq_chains[i].sc_threads);
 	}
 }
 
+void
+sc__sleepq_machine(const struct sc_machine *m, int delta)
+{
+	atomic_fetch_add(m->m_cfg.seed != 0 ? &sc_sleepq_ndet :
+	    &sc_sleepq_nreal, delta);
+}
+
+/* Is the caller a thread of a deterministic machine, or an actor of one? */
+static bool
+sc_sleepq_det(void)
+{
+	struct sc_thread *td = sc_curthread();
+
+	if (td != NULL)
+		return (td->td_machine->m_ds != NULL);
+	return (sc__ds_mine() != NULL);
+}
+
+/* The chain that the caller's sleepers of wchan are on. */
 static struct sc_sleepq_chain *
 sc_sleepq_chain(const void *wchan)
 {
+	if (__builtin_expect(sc_sleepq_det(), 0))
+		return (&sc_sleepq_chains[SC_SC_DET]);
 	return (&sc_sleepq_chains[SC_SC_HASH(wchan)]);
 }
 
@@ -89,14 +121,13 @@ sc__sleepq_wait(const void *wchan, const char *wmesg)
 	sc__switch_done();
 }
 
-/* sleepq_broadcast(): make every sleeper of wchan runnable. */
-void
-sc__sleepq_broadcast(const void *wchan)
+/* Make every sleeper of wchan on chain sc runnable. */
+static void
+sc_sleepq_broadcast_chain(struct sc_sleepq_chain *sc, const void *wchan)
 {
-	struct sc_sleepq_chain *sc = sc_sleepq_chain(wchan);
-	struct sc_thread *td, *next;
+	struct sc_thread *td, *next, *self = sc_curthread();
 
-	sc__sleepq_lock(wchan);
+	sc__spin_lock(self != NULL ? self->td_machine : NULL, &sc->sc_lock);
 	TAILQ_FOREACH_SAFE(td, &sc->sc_threads, td_slpq, next) {
 		if (td->td_wchan != wchan)
 			continue;
@@ -115,7 +146,25 @@ sc__sleepq_broadcast(const void *wchan)
 		sc__td_uninhibit(td, SC_TDI_SLEEPING);
 		/* A swapped sleeper stays INHIBITED, locked by this chain. */
 	}
-	sc__sleepq_release(wchan);
+	sc__spin_unlock(&sc->sc_lock);
+}
+
+/*
+ * sleepq_broadcast(): make every sleeper of wchan runnable, in every
+ * machine: the caller's kind of chain first, then the other kind's while
+ * a machine of that kind exists.
+ */
+void
+sc__sleepq_broadcast(const void *wchan)
+{
+	bool det = sc_sleepq_det();
+
+	sc_sleepq_broadcast_chain(sc_sleepq_chain(wchan), wchan);
+	if (det && atomic_load(&sc_sleepq_nreal) > 0)
+		sc_sleepq_broadcast_chain(
+		    &sc_sleepq_chains[SC_SC_HASH(wchan)], wchan);
+	else if (!det && atomic_load(&sc_sleepq_ndet) > 0)
+		sc_sleepq_broadcast_chain(&sc_sleepq_chains[SC_SC_DET], wchan);
 }
 
 /* Machine destroy: forget m's sleepers, so no later wakeup touches them. */
@@ -125,7 +174,7 @@ sc__sleepq_remove_machine(struct sc_machine *m)
 	struct sc_thread *td, *next;
 	int i;
 
-	for (i = 0; i < SC_SC_TABLESIZE; i++) {
+	for (i = 0; i <= SC_SC_TABLESIZE; i++) {
 		sc__spin_lock(NULL, &sc_sleepq_chains[i].sc_lock);
 		TAILQ_FOREACH_SAFE(td, &sc_sleepq_chains[i].sc_threads,
 		    td_slpq, next) {
