@@ -911,8 +911,11 @@ start_pair(struct sc_proc *p, struct scn_target t[2], struct sc_proc **p2)
 
 	if (sc_proc_create(sc_proc_machine(p), "scenario2", p2) != 0)
 		return (ENOMEM);
-	if ((error = target_start_fn(p, &t[0], "spinner0", 0, target_main,
-	    1)) != 0 || (error = target_start_fn(*p2, &t[1], "spinner1", 0,
+	/* Not polite: under 4BSD a polite spinner yields to every thread
+	 * on the global queue and, bound, takes its CPU again at once, two
+	 * trace events a turn until an idle CPU takes that thread. */
+	if ((error = target_start_fn(p, &t[0], "spinner0", 1, target_main,
+	    1)) != 0 || (error = target_start_fn(*p2, &t[1], "spinner1", 1,
 	    target_main, 2)) != 0)
 		return (error);
 	/* Bound: each is on its CPU for good once it got there. */
