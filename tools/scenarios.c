@@ -43,6 +43,21 @@ struct scn_target {
 					   0: none */
 };
 
+/*
+ * One turn of a bounded wait.  On a plain pthread it is also a scheduling
+ * point (sc_maybe_yield()), so that in deterministic mode (STACKCAP_SEED)
+ * the machine runs while the scenario waits; a hook that waits on a CPU
+ * (inside a switch, interrupts disabled) must not switch, and only yields
+ * the host core.
+ */
+static void
+scn_pause(void)
+{
+	if (sc_curthread() == NULL)
+		sc_maybe_yield();
+	sched_yield();
+}
+
 /* Bounded waits: false when the bound expired. */
 static bool
 scn_wait_ge(_Atomic int *v, int want)
@@ -53,7 +68,7 @@ scn_wait_ge(_Atomic int *v, int want)
 	while (atomic_load(v) < want) {
 		if (sc_deadline_passed(&dl))
 			return (false);
-		sched_yield();
+		scn_pause();
 	}
 	return (true);
 }
@@ -69,7 +84,7 @@ scn_wait_ge(_Atomic int *v, int want)
 			ok_ = false;					\
 			break;						\
 		}							\
-		sched_yield();						\
+		scn_pause();						\
 	}								\
 	ok_;								\
 })
@@ -85,7 +100,7 @@ scn_wait_state(struct sc_thread *td, enum sc_td_state s)
 	    (sc_thread_oncpu(td) != SC_NOCPU)) {
 		if (sc_deadline_passed(&dl))
 			return (false);
-		sched_yield();
+		scn_pause();
 	}
 	return (true);
 }
@@ -101,7 +116,7 @@ scn_wait_oncpu(struct sc_thread *td, int cpu)
 	    sc_thread_oncpu(td) != cpu) {
 		if (sc_deadline_passed(&dl))
 			return (false);
-		sched_yield();
+		scn_pause();
 	}
 	return (true);
 }
@@ -645,7 +660,7 @@ scn_wait_exited(struct sc_thread *td)
 	while (!sc_thread_exited(td)) {
 		if (sc_deadline_passed(&dl))
 			return (false);
-		sched_yield();
+		scn_pause();
 	}
 	return (true);
 }
@@ -959,7 +974,7 @@ scn_wait_settled(struct sc_machine *m)
 	while (!scn_settled(m)) {
 		if (sc_deadline_passed(&dl))
 			return (false);
-		sched_yield();
+		scn_pause();
 	}
 	return (true);
 }
@@ -1074,7 +1089,7 @@ hook_second(void *arg, enum sc_hook_point point, struct sc_thread *td)
 	while (!atomic_load(&r->done) &&
 	    SCN_CNT(r->t->m, capture_lock_waits) == 0 &&
 	    !sc_deadline_passed(&dl))
-		sched_yield();
+		scn_pause();
 	/* Still before the first request's IPI. */
 	atomic_store(&r->overlapped, atomic_load(&r->done));
 }
