@@ -34,6 +34,7 @@
 #include <cmocka.h>
 
 #include "sc_test.h"
+#include "sc_internal.h"	/* the CPUs' state, printed at a timeout */
 #include "stackcap.h"
 
 #define NCPU		8
@@ -106,6 +107,33 @@ check_identity(const struct slot *s, const struct sc_stack *st)
 	}
 }
 
+/*
+ * A capture timed out: what each CPU does now (read racily: a hint of
+ * where the time went, after the fact).
+ */
+static void
+print_cpus(struct sc_thread *td, uint64_t ns)
+{
+	struct sc_pcpu *pc;
+	struct sc_thread *cur;
+	int i;
+
+	fprintf(stderr, "timeout after %.0f ms: td %d state %d oncpu %d\n",
+	    (double)ns / 1e6, sc_thread_tid(td), sc_thread_state(td),
+	    sc_thread_oncpu(td));
+	for (i = 0; i < NCPU; i++) {
+		pc = &M->m_pcpu[i];
+		cur = atomic_load(&pc->pc_curthread);
+		fprintf(stderr, "  cpu%d: td %d, interrupts %s (%d spin "
+		    "locks), IPI deferred %d, pending %#x, slot tag %#jx\n", i,
+		    cur != NULL ? cur->td_tid : -1,
+		    atomic_load(&pc->pc_spinlock_count) != 0 ? "off" : "on",
+		    pc->pc_nheld, atomic_load(&pc->pc_intr_deferred),
+		    atomic_load(&pc->pc_ipi_pending),
+		    (uintmax_t)atomic_load(&pc->pc_intr.si_req));
+	}
+}
+
 static void
 capture_slot(struct slot *s)
 {
@@ -146,7 +174,8 @@ capture_slot(struct slot *s)
 		atomic_fetch_add(&n_esrch, 1);
 		break;
 	case ETIMEDOUT:
-		atomic_fetch_add(&n_timeouts, 1);
+		if (atomic_fetch_add(&n_timeouts, 1) < 3)
+			print_cpus(td, t0);
 		break;
 	default:
 		fail_msg("sc_stack_save_td: unexpected error %d", error);
@@ -411,9 +440,12 @@ test_stress_identity(void **state)
 	 * or more (never under ULE, never on a quiet host, never in a build
 	 * that printed the CPUs' state at a timeout); the cause is not
 	 * known.  The longest capture is printed, to see how far a run is
-	 * from the bound.
+	 * from the bound.  STACKCAP_STRESS_TIMEOUT_MS sets another; a timeout
+	 * prints what each CPU is doing.
 	 */
 	cfg.capture_timeout_ns = 5L * 1000 * 1000 * 1000;
+	if ((env = getenv("STACKCAP_STRESS_TIMEOUT_MS")) != NULL)
+		cfg.capture_timeout_ns = atol(env) * 1000L * 1000;
 	if ((env = getenv("STACKCAP_STRESS_MISTAKES")) != NULL)
 		cfg.mistakes = (unsigned)strtoul(env, NULL, 0);
 	if ((env = getenv("STACKCAP_STRESS_PROTOCOL")) != NULL &&
