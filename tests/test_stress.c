@@ -436,11 +436,12 @@ test_stress_identity(void **state)
 	 * The bound is not what this test checks: a deadlock or a lost IPI
 	 * never ends, and shows as a timeout at any bound.  At 1 s (the
 	 * default) a capture timed out about once in five minutes of 4BSD
-	 * with two stress runs at once on 2 cores at a load average of 10
-	 * or more (never under ULE, never on a quiet host, never in a build
-	 * that printed the CPUs' state at a timeout); the cause is not
-	 * known.  The longest capture is printed, to see how far a run is
-	 * from the bound.  STACKCAP_STRESS_TIMEOUT_MS sets another; a timeout
+	 * with two stress runs at once on 2 cores while other jobs kept the
+	 * load average at 10 or more.  With the two runs alone, the longest
+	 * capture of 9 minutes was 424 ms (ULE) and 129 ms (4BSD): the
+	 * host's scheduling has a tail that long, and other jobs stretch
+	 * it.  The longest capture is printed, to see how far a run is from
+	 * the bound.  STACKCAP_STRESS_TIMEOUT_MS sets another; a timeout
 	 * prints what each CPU is doing.
 	 */
 	cfg.capture_timeout_ns = 5L * 1000 * 1000 * 1000;
