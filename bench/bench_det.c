@@ -69,15 +69,9 @@ bd_body(struct sc_machine *m)
 		if ((error = sc_thread_create(p, "spin", bd_spin, NULL,
 		    &td[i])) != 0)
 			die("sc_thread_create", error);
-	for (k = 0; k < NCAPTURES; k++) {
-		for (i = 0; i < 2; i++) {
-			sc_proc_lock(p);
-			sc_thread_lock(td[i]);
-			(void)sc_stack_save_td(&st, td[i]);
-			sc_thread_unlock(td[i]);
-			sc_proc_unlock(p);
-		}
-	}
+	for (k = 0; k < NCAPTURES; k++)
+		for (i = 0; i < 2; i++)
+			(void)sc_stack_save_td_locked(p, td[i], &st);
 	atomic_store(&bd_stop, 1);
 	for (i = 0; i < 2; i++)
 		(void)sc_thread_join(td[i]);

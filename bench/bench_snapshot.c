@@ -118,14 +118,8 @@ static int
 bs_capture(struct bs_world *w, int i)
 {
 	struct sc_stack st;
-	int error;
 
-	sc_proc_lock(w->p[i]);
-	sc_thread_lock(w->td[i]);
-	error = sc_stack_save_td(&st, w->td[i]);
-	sc_thread_unlock(w->td[i]);
-	sc_proc_unlock(w->p[i]);
-	return (error);
+	return (sc_stack_save_td_locked(w->p[i], w->td[i], &st));
 }
 
 static double

@@ -121,11 +121,7 @@ det_body(const struct sc_machine_config *cfg, struct det_run *r)
 	SC_WAIT_FOR(atomic_load(&det_started) == 2);
 	for (k = 0; k < NCAPTURES; k++) {
 		for (i = 0; i < 2; i++) {
-			sc_proc_lock(p);
-			sc_thread_lock(td[i]);
-			error = sc_stack_save_td(&st, td[i]);
-			sc_thread_unlock(td[i]);
-			sc_proc_unlock(p);
+			error = sc_stack_save_td_locked(p, td[i], &st);
 			h = det_fold(h, (uint64_t)error);
 			h = det_fold(h, st.depth);
 			if (error != 0)

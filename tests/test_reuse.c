@@ -84,11 +84,7 @@ capture(struct sc_thread *td, struct sc_stack *st, int *error)
 {
 	struct sc_proc *p = sc_thread_proc(td);
 
-	sc_proc_lock(p);
-	sc_thread_lock(td);
-	*error = sc_stack_save_td(st, td);
-	sc_thread_unlock(td);
-	sc_proc_unlock(p);
+	*error = sc_stack_save_td_locked(p, td, st);
 }
 
 /* The idle threads are allocated; a reaped, joined struct is reused, for

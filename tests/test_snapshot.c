@@ -242,11 +242,7 @@ test_snapshot_from_hook_asserts(void **state)
 	    sc_thread_oncpu(td) == 1);
 	sc_set_panic_handler(sc_test_panic_record);
 	sc_machine_set_hook(tm, snapshot_hook, NULL);
-	sc_proc_lock(tp);
-	sc_thread_lock(td);
-	error = sc_stack_save_td(&st, td);
-	sc_thread_unlock(td);
-	sc_proc_unlock(tp);
+	error = sc_stack_save_td_locked(tp, td, &st);
 	sc_machine_set_hook(tm, NULL, NULL);
 	assert_int_equal(atomic_load(&hook_error), EINVAL);
 	assert_int_equal(sc_test_panic_count(), 1);

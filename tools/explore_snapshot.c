@@ -85,11 +85,7 @@ exp_sn_requester(void *arg)
 	while (atomic_load(&exp_started) < 2 && !atomic_load(&exp_stop))
 		sc_maybe_yield();
 	while (!atomic_load(&exp_stop)) {
-		sc_proc_lock(p);
-		sc_thread_lock(a);
-		error = sc_stack_save_td(&st, a);
-		sc_thread_unlock(a);
-		sc_proc_unlock(p);
+		error = sc_stack_save_td_locked(p, a, &st);
 		if (atomic_load(&exp_stop))
 			break;		/* a may be on its way out */
 		if (error == ETIMEDOUT || (error == 0 && st.depth > 0 &&

@@ -282,11 +282,7 @@ target_stop(struct scn_target *t)
 static int
 capture(struct sc_proc *p, struct scn_target *t, struct scn_result *res)
 {
-	sc_proc_lock(p);
-	sc_thread_lock(t->td);
-	res->error = sc_stack_save_td(&res->stack, t->td);
-	sc_thread_unlock(t->td);
-	sc_proc_unlock(p);
+	res->error = sc_stack_save_td_locked(p, t->td, &res->stack);
 	res->target_tid = sc_thread_tid(t->td);
 	return (0);
 }
