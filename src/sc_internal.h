@@ -561,6 +561,9 @@ struct sc_thread *sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag,
 bool	sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
 	    struct sc_thread *td, struct sc_stack *st);
 bool	sc__stack_intr_held(struct sc_machine *m);
+/* Step 3, td's thread lock held: walk td from its pcb, traced for tid. */
+void	sc__stack_walk_pcb(struct sc_stack *st, struct sc_thread *td,
+	    int tid);
 /* An answer named its target: count it; 0, or EBUSY (depth 0). */
 int	sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
 	    bool kstack);

@@ -338,6 +338,22 @@ sc_stack_save_in_time(const struct sc_machine *m, uint64_t *deadline)
 	return (now < *deadline);
 }
 
+/*
+ * The pcb walk of step 3, td's thread lock held: td cannot start running
+ * while we hold it.  tid: the tid asked for, for the trace.
+ */
+void
+sc__stack_walk_pcb(struct sc_stack *st, struct sc_thread *td, int tid)
+{
+	const struct sc_range *text;
+	size_t ntext;
+
+	sc_text_ranges(&text, &ntext);
+	sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack, text, ntext);
+	SC_TRACE(td->td_machine, SC_TRACE_PCB_WALK, sc_curcpu(), tid,
+	    st->depth, 0);
+}
+
 /* The answer was td's own: 0, or EBUSY with no kernel frame chain. */
 int
 sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
@@ -394,8 +410,8 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), tid,
 	    self != NULL ? self->td_tid : 0, 0);
-	/* The text ranges, for the pcb walk; computed here on first use, so
-	 * that the handler never allocates. */
+	/* The text ranges, computed here on first use, before any IPI: the
+	 * handler never allocates. */
 	sc_text_ranges(&text, &ntext);
 
 	for (;;) {
@@ -442,12 +458,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			break;
 		}
 		if (!TD_IS_RUNNING(td)) {
-			/* The pcb walk: td cannot start running while we
-			 * hold its lock. */
-			sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack,
-			    text, ntext);
-			SC_TRACE(m, SC_TRACE_PCB_WALK, sc_curcpu(), tid,
-			    st->depth, 0);
+			sc__stack_walk_pcb(st, td, tid);
 			error = 0;
 			break;
 		}

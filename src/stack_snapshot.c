@@ -157,8 +157,6 @@ sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
 {
 	struct sc_machine *m = sn->sn_m;
 	struct sc_thread *td = e->se_td;
-	const struct sc_range *text;
-	size_t ntext;
 
 	sc_thread_lock(td);
 	if (e->se_pending)
@@ -177,11 +175,7 @@ sc_snap_look(struct sc_snap *sn, struct sc_snap_ent *e)
 		return;
 	}
 	if (!TD_IS_RUNNING(td)) {
-		sc_text_ranges(&text, &ntext);
-		sc_stack_walk(&e->se_out->stack, td->td_pcb.pcb_rbp,
-		    td->td_kstack, text, ntext);
-		SC_TRACE(m, SC_TRACE_PCB_WALK, sc_curcpu(), e->se_tid,
-		    e->se_out->stack.depth, 0);
+		sc__stack_walk_pcb(&e->se_out->stack, td, e->se_tid);
 		sc_thread_unlock(td);
 		SC_CNT_INC(m, retry_offcpu);
 		sc_snap_done(sn, e, SC_KKST_STATE_STACKOK, 0);
