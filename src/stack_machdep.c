@@ -209,7 +209,7 @@ sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
 	struct sc_stack_intr *si = &pc->pc_intr;
 	bool kstack = si->si_kstack;
 
-	if (answer == td && answer != NULL)
+	if (answer == td)
 		sc_stack_copy(&si->si_buf, st);
 	atomic_store(&si->si_req, 0);
 	if ((pc->pc_machine->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)

@@ -61,13 +61,19 @@ sc_sleepq_det(void)
 	return (sc__ds_mine() != NULL);
 }
 
+/* The chain of wchan for a deterministic machine's threads, or not. */
+static struct sc_sleepq_chain *
+sc_sleepq_chain_of(const void *wchan, bool det)
+{
+	return (&sc_sleepq_chains[det ? SC_SC_DET : SC_SC_HASH(wchan)]);
+}
+
 /* The chain that the caller's sleepers of wchan are on. */
 static struct sc_sleepq_chain *
 sc_sleepq_chain(const void *wchan)
 {
-	if (__builtin_expect(sc_sleepq_det(), 0))
-		return (&sc_sleepq_chains[SC_SC_DET]);
-	return (&sc_sleepq_chains[SC_SC_HASH(wchan)]);
+	return (sc_sleepq_chain_of(wchan, __builtin_expect(sc_sleepq_det(),
+	    0)));
 }
 
 struct sc_spin *
@@ -159,12 +165,10 @@ sc__sleepq_broadcast(const void *wchan)
 {
 	bool det = sc_sleepq_det();
 
-	sc_sleepq_broadcast_chain(sc_sleepq_chain(wchan), wchan);
-	if (det && atomic_load(&sc_sleepq_nreal) > 0)
-		sc_sleepq_broadcast_chain(
-		    &sc_sleepq_chains[SC_SC_HASH(wchan)], wchan);
-	else if (!det && atomic_load(&sc_sleepq_ndet) > 0)
-		sc_sleepq_broadcast_chain(&sc_sleepq_chains[SC_SC_DET], wchan);
+	sc_sleepq_broadcast_chain(sc_sleepq_chain_of(wchan, det), wchan);
+	if (atomic_load(det ? &sc_sleepq_nreal : &sc_sleepq_ndet) > 0)
+		sc_sleepq_broadcast_chain(sc_sleepq_chain_of(wchan, !det),
+		    wchan);
 }
 
 /* Machine destroy: forget m's sleepers, so no later wakeup touches them. */
