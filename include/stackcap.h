@@ -177,7 +177,7 @@ enum sc_wait_strategy {
 };
 
 /*
- * Race-injection points (DESIGN section 3).  A hook is called with the
+ * Race-injection points (docs/design.md).  A hook is called with the
  * point, the thread concerned and the hook argument.
  * - SC_HOOK_SAVE_UNLOCKED: requester, right after it dropped td's thread
  *   lock (step 4); td is the target.  Plain context: may block (bounded).
@@ -656,7 +656,7 @@ SC_EXTERN void	sc_wakeup(const void *wchan);
 SC_EXTERN void	sc_set_panic_handler(void (*fn)(const char *msg));
 
 /* ------------------------------------------------------------------------
- * The protocol trace (an extension: DESIGN.md section 3)
+ * The protocol trace (an extension: docs/design.md, "Beyond the kernel")
  * ------------------------------------------------------------------------ */
 
 /*
