@@ -93,8 +93,9 @@ ref_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
 }
 
 /*
- * The walk rules of DESIGN.md section 2, on a private copy of the image
- * (img holds the bytes of [lo, hi)), with offsets instead of pointers.
+ * The walk rules (docs/protocol.md, "The walk"), on a private copy of the
+ * image (img holds the bytes of [lo, hi)), with offsets instead of
+ * pointers.
  */
 static int
 ref_walk(uintptr_t *pcs, uintptr_t fp, uintptr_t lo, uintptr_t hi,

@@ -177,7 +177,7 @@ enum sc_wait_strategy {
 };
 
 /*
- * Race-injection points (DESIGN section 3).  A hook is called with the
+ * Race-injection points (docs/design.md).  A hook is called with the
  * point, the thread concerned and the hook argument.
  * - SC_HOOK_SAVE_UNLOCKED: requester, right after it dropped td's thread
  *   lock (step 4); td is the target.  Plain context: may block (bounded).
@@ -531,22 +531,6 @@ SC_EXTERN int	sc_thread_create(struct sc_proc *p, const char *name,
 		    void (*fn)(void *), void *arg, struct sc_thread **tdp);
 
 /*
- * The lifetime of a struct sc_thread (the kernel's thread_zone in
- * sys/kern/kern_thread.c: type-stable memory, reused for new threads).  A
- * thread pointer from sc_thread_create() or sc_ithread_create() names that
- * thread until sc_thread_join() on it returns 0.  Then the struct goes back
- * to its machine's thread zone, and a later create, of any proc of the
- * machine, may take it again: the same pointer then names a new thread,
- * with its own tid, proc, name, stack and generation (sc_thread_gen()).
- * So join a thread once (concurrent joins of it all return 0), and do not
- * use the pointer after its join returned.  A thread that is never joined
- * keeps its struct, "exited", until sc_machine_destroy().  The memory is
- * never freed before that (type-stable): a stale pointer reads a thread,
- * maybe another one, never freed memory.  This is what makes the proc lock
- * necessary to capture a running thread (SC_MISTAKE_NO_PROC_LOCK).
- */
-
-/*
  * Create an interrupt thread: it waits for its first run (TDI_IWAIT) until
  * sc_ithread_schedule().  Context: any thread.
  */
@@ -672,7 +656,7 @@ SC_EXTERN void	sc_wakeup(const void *wchan);
 SC_EXTERN void	sc_set_panic_handler(void (*fn)(const char *msg));
 
 /* ------------------------------------------------------------------------
- * The protocol trace (an extension: DESIGN.md section 3)
+ * The protocol trace (an extension: docs/design.md, "Beyond the kernel")
  * ------------------------------------------------------------------------ */
 
 /*

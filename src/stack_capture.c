@@ -75,10 +75,10 @@ sc_frame_load(uintptr_t fp)
 
 /*
  * The rules are those of sc_frame_in_range() and sc_pc_in_text(), in the
- * order DESIGN.md gives, written out here because this loop is the hot
- * path: the range test against a precomputed last fp, and a one-entry
- * cache of the text range that held the previous return address (most
- * frames return into the same object).
+ * order docs/protocol.md ("The walk") gives, written out here because this
+ * loop is the hot path: the range test against a precomputed last fp, and
+ * a one-entry cache of the text range that held the previous return
+ * address (most frames return into the same object).
  *
  * fbsd12 selects FreeBSD 12's bounds (SC_PROTO_NMI): a frame pointer
  * anywhere in [lo, hi), aligned or not, as 12's stack_capture() tested

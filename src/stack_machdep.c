@@ -4,14 +4,14 @@
  * Kernel counterpart: sys/x86/x86/stack_machdep.c after "Reimplement stack
  * capture of running threads" (stack_save_td(), stack_capture_intr(), the
  * IPI_TRACE handshake through stack_intr_td), and sysctl_kern_proc_kstack()
- * in sys/kern/kern_proc.c.  DESIGN.md section 2 is the protocol step by
- * step; docs/protocol.md explains it.
+ * in sys/kern/kern_proc.c.  docs/protocol.md ("The steps") is the protocol
+ * step by step.
  *
- * Beyond the kernel (DESIGN.md section 3): the requester's wait is bounded
- * and may sleep on a futex; a request carries a tag that the handler claims
- * by compare-and-swap, so a handler that runs after its requester gave up
- * does nothing; the handler walks into a library buffer that the requester
- * copies out.
+ * Beyond the kernel (docs/design.md, "Beyond the kernel"): the requester's
+ * wait is bounded and may sleep on a futex; a request carries a tag that
+ * the handler claims by compare-and-swap, so a handler that runs after its
+ * requester gave up does nothing; the handler walks into a library buffer
+ * that the requester copies out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -557,7 +557,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 }
 
 /* ------------------------------------------------------------------------
- * Race-injection hooks (DESIGN.md section 3)
+ * Race-injection hooks (docs/design.md, "Beyond the kernel")
  * ------------------------------------------------------------------------ */
 
 void

@@ -48,7 +48,7 @@
 /*
  * Call chains with known frames: SC_NOIPA, SC_BARRIER() and SC_CHAIN() are
  * stackcap/testing.h's (installed, for anyone who writes tests against the
- * library).  DESIGN.md section 4.
+ * library).  docs/design.md, "Quality bars".
  */
 
 /* ------------------------------------------------------------------------

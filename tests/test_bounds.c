@@ -11,7 +11,8 @@
  *   counted as such (ipi_blocked, ipi_handler_lost).
  *
  * Kernel counterpart: stack_save_td() in sys/x86/x86/stack_machdep.c (its
- * EBUSY), beyond the kernel for the bound (DESIGN.md section 3).
+ * EBUSY), beyond the kernel for the bound (docs/design.md, "Beyond the
+ * kernel").
  */
 #include <errno.h>
 #include <pthread.h>

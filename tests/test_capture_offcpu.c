@@ -4,7 +4,7 @@
  * capture of a running thread (the IPI path).
  *
  * Kernel counterparts: stack_save_td() in sys/x86/x86/stack_machdep.c
- * (steps 1-3 of DESIGN.md section 2), sysctl_kern_proc_kstack() in
+ * (steps 1-3 of docs/protocol.md), sysctl_kern_proc_kstack() in
  * sys/kern/kern_proc.c.
  *
  * Chains use SC_NOIPA and a compiler barrier after each call, so

@@ -1,6 +1,6 @@
 /*
  * The capture protocol for running threads, one deterministic scenario per
- * path (DESIGN.md section 2).  Each scenario (tools/scenarios.c, the ones
+ * path (docs/protocol.md).  Each scenario (tools/scenarios.c, the ones
  * stackcap-demo --scenario shows) makes its race happen with a hook, not
  * with timing; each test proves the path it took with the counters.
  */
@@ -21,9 +21,10 @@
 
 /*
  * A capture that an IPI handler walked.  TSan runs asynchronous handlers
- * late, where the frames are not the target's loop (DESIGN.md section 4):
- * there, assert the handshake and the identity only.  EBUSY is returned
- * only when the answer named the target, so it proves the identity too.
+ * late, where the frames are not the target's loop (docs/design.md,
+ * "Quality bars"): there, assert the handshake and the identity only.
+ * EBUSY is returned only when the answer named the target, so it proves
+ * the identity too.
  */
 static void
 assert_handler_capture(void)

@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Checks the installed package: installs the default build into a temporary
-# prefix, checks what was installed (files, exported symbols, no build-only
-# flags in the CMake package), then builds examples/consumer against it
-# with CMake (find_package, CMAKE_PREFIX_PATH; stackcap::stackcap and
-# stackcap::stackcap_static) and with pkg-config (the Makefile,
-# PKG_CONFIG_PATH), and runs the programs.
+# Checks the installed package the way its documents tell a user to use it.
+# It runs, exactly as they are written, the commands of docs/api.md marked
+# "<!-- check_package: NAME -->" (the sh block below the mark) and the
+# commands of the opening comments of examples/consumer/CMakeLists.txt and
+# examples/consumer/Makefile (their lines "#   command"), with a temporary
+# prefix for <prefix> and a new directory for <build>, and without
+# PKG_CONFIG_PATH or LD_LIBRARY_PATH in the environment.  So:
+# - docs/api.md's install command installs the default build into the
+#   prefix, and what was installed is checked (files, exported symbols, no
+#   build-only flags in the CMake package);
+# - docs/api.md's pkg-config recipe builds a copy of examples/consumer's
+#   main.c as app.c and runs it;
+# - the example is built and run with CMake (find_package,
+#   CMAKE_PREFIX_PATH) and with its Makefile (pkg-config), and once more
+#   against stackcap::stackcap_static;
+# and each program must load libstackcap.so from the prefix (the static one
+# must not load it).
 #
 # Needs a configured and built default preset:
 #   cmake --preset default && cmake --build --preset default
@@ -25,19 +36,62 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/stackcap-pkg.XXXXXX")
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 
-echo "=== install $build into $prefix"
-cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" ||
-	{ cat "$tmp/install.log"; fail "cmake --install"; }
+# The sh block right below the line "<!-- check_package: $2 -->" of the
+# markdown file $1.
+md_block() {
+	awk -v mark="<!-- check_package: $2 -->" '
+	$0 == mark { armed = 1; next }
+	armed && !inblock && /^```sh$/ { inblock = 1; next }
+	armed && !inblock { exit }
+	inblock && /^```$/ { exit }
+	inblock { print }
+	' "$1"
+}
+
+# The lines "#   command" of the opening comment of the file $1.
+header_cmds() {
+	awk '!/^#/ { exit } /^#   / { print substr($0, 5) }' "$1"
+}
+
+# Runs the commands $3, found in $1, in the directory $2: <prefix> and
+# <build> replaced, neither PKG_CONFIG_PATH nor LD_LIBRARY_PATH set.
+run_doc() {
+	local what=$1 dir=$2 cmds=$3 log
+	[ -n "$cmds" ] || fail "$what: no commands found"
+	cmds=${cmds//<prefix>/$prefix}
+	cmds=${cmds//<build>/$tmp/build}
+	if [ "$build" != build/default ]; then
+		cmds=${cmds//build\/default/$build}
+	fi
+	log=$tmp/log.$RANDOM
+	echo "=== $what, in ${dir/#"$tmp"/<tmp>}:"
+	sed 's/^/    $ /' <<<"$3"
+	(cd "$dir" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH \
+	    bash -euo pipefail -c "$cmds") >"$log" 2>&1 ||
+		{ cat "$log"; fail "$what: the commands above failed"; }
+	grep -h '^ok: ' "$log" | sed 's/^/    /' || true
+}
+
+# The program $1 loads libstackcap.so from the prefix.
+# (ldd output goes through a variable: grep -q under pipefail can SIGPIPE ldd)
+loads_prefix_lib() {
+	local deps
+	deps=$(ldd "$1")
+	grep -q "libstackcap\.so[^ ]* => $prefix/" <<<"$deps" ||
+		fail "$1 does not load libstackcap.so from $prefix"
+}
+
+run_doc "docs/api.md (install)" "$src" "$(md_block docs/api.md install)"
 
 # Where GNUInstallDirs put things (lib, lib64 or lib/<multiarch>).
 pc=$(find "$prefix" -path '*/pkgconfig/stackcap.pc' -print -quit)
 [ -n "$pc" ] || fail "stackcap.pc not installed"
 libdir=$(dirname "$(dirname "$pc")")
 cmakedir=$libdir/cmake/stackcap
-for f in "$prefix/include/stackcap.h" "$libdir/libstackcap.a" \
-    "$libdir/libstackcap.so" "$cmakedir/stackcapConfig.cmake" \
-    "$cmakedir/stackcapConfigVersion.cmake" \
-    "$cmakedir/stackcapTargets.cmake"; do
+for f in "$prefix/include/stackcap.h" "$prefix/include/stackcap/testing.h" \
+    "$libdir/libstackcap.a" "$libdir/libstackcap.so" \
+    "$cmakedir/stackcapConfig.cmake" "$cmakedir/stackcapConfigVersion.cmake" \
+    "$cmakedir/stackcapTargets.cmake" "$prefix/share/doc/stackcap/LICENSE"; do
 	[ -e "$f" ] || fail "not installed: ${f#"$prefix"/}"
 done
 # The shared library is versioned: libstackcap.so -> .so.MAJOR -> .so.X.Y.Z
@@ -57,34 +111,37 @@ bad=$(nm -D --defined-only "$libdir/libstackcap.so" |
 	awk '$2 ~ /^[TDBRV]$/ && ($3 !~ /^sc_/ || $3 ~ /^sc__/) { print $3 }')
 [ -z "$bad" ] || fail "exported symbols outside the sc_* API: $bad"
 
-echo "=== examples/consumer with CMake (find_package, CMAKE_PREFIX_PATH)"
-cmake -S examples/consumer -B "$tmp/cmake-build" \
-	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	-DSTACKCAP_CONSUMER_STATIC=ON \
-	>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "configure"; }
-cmake --build "$tmp/cmake-build" >"$tmp/cmake-build.log" 2>&1 ||
-	{ cat "$tmp/cmake-build.log"; fail "build (CMake)"; }
-# It must use the installed shared library, not a copy of the archive.
-# (ldd output goes through a variable: grep -q under pipefail can SIGPIPE ldd)
-deps=$(ldd "$tmp/cmake-build/stackcap-consumer")
-grep -q "libstackcap\.so[^ ]* => $prefix/" <<<"$deps" ||
-	fail "the CMake consumer does not load libstackcap.so from $prefix"
-"$tmp/cmake-build/stackcap-consumer" || fail "run (CMake)"
+# docs/api.md's recipe builds "app.c in the current directory".
+mkdir "$tmp/app"
+cp examples/consumer/main.c "$tmp/app/app.c"
+run_doc "docs/api.md (pkg-config)" "$tmp/app" \
+    "$(md_block docs/api.md pkg-config)"
+loads_prefix_lib "$tmp/app/app"
+
+run_doc examples/consumer/CMakeLists.txt "$src" \
+    "$(header_cmds examples/consumer/CMakeLists.txt)"
+loads_prefix_lib "$tmp/build/stackcap-consumer"
+
+# The Makefile's commands run in a copy of the directory: they write the
+# program next to main.c.
+cp -r examples/consumer "$tmp/consumer"
+rm -f "$tmp/consumer/stackcap-consumer"
+run_doc examples/consumer/Makefile "$tmp/consumer" \
+    "$(header_cmds examples/consumer/Makefile)"
+loads_prefix_lib "$tmp/consumer/stackcap-consumer"
+
 echo "=== examples/consumer with CMake, static (stackcap::stackcap_static)"
-deps=$(ldd "$tmp/cmake-build/stackcap-consumer-static")
+cmake -S examples/consumer -B "$tmp/static" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DSTACKCAP_CONSUMER_STATIC=ON >"$tmp/static.log" 2>&1 &&
+	cmake --build "$tmp/static" --target stackcap-consumer-static \
+	>>"$tmp/static.log" 2>&1 ||
+	{ cat "$tmp/static.log"; fail "build (CMake, static)"; }
+deps=$(ldd "$tmp/static/stackcap-consumer-static")
 if grep -q libstackcap.so <<<"$deps"; then
 	fail "the static consumer loads libstackcap.so"
 fi
-"$tmp/cmake-build/stackcap-consumer-static" || fail "run (CMake, static)"
-
-echo "=== examples/consumer with pkg-config (PKG_CONFIG_PATH)"
-mkdir -p "$tmp/make-build"
-PKG_CONFIG_PATH="$libdir/pkgconfig" make -s -C examples/consumer \
-	O="$tmp/make-build" >"$tmp/make.log" 2>&1 ||
-	{ cat "$tmp/make.log"; fail "build (pkg-config)"; }
-deps=$(ldd "$tmp/make-build/stackcap-consumer")
-grep -q "libstackcap\.so[^ ]* => $prefix/" <<<"$deps" ||
-	fail "the pkg-config consumer does not load libstackcap.so from $prefix"
-"$tmp/make-build/stackcap-consumer" || fail "run (pkg-config)"
+"$tmp/static/stackcap-consumer-static" >"$tmp/static-run.log" 2>&1 ||
+	{ cat "$tmp/static-run.log"; fail "run (CMake, static)"; }
+grep -h '^ok: ' "$tmp/static-run.log" | sed 's/^/    /' || true
 
 echo "=== package check passed"

@@ -6,8 +6,26 @@
 # of its own.  (clang-format cannot express style(9)'s continuation and
 # alignment rules; HACKING.md says why there is no .clang-format.)
 # Prints each violation as file:line: rule, exits 1 if there is one.
+#
+# Also, on every tracked file: nothing points outside the repository.  The
+# project's requirements file and the seed review thread live outside it;
+# what a reader needs from them is in docs/ (design.md: "Beyond the
+# kernel", "Quality bars", "Names that stay").  A mention of that file, by
+# its upper-case name, or of the seed folder is an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+outside='(^|[^[:alnum:]_])DESIGN([^[:alnum:]_]|$)|shared/seed'
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	hits=$(git grep -InE "$outside" -- . ':!tools/check_style.sh' || true)
+else
+	hits=$(grep -rInE --exclude-dir=.git --exclude-dir=build \
+	    --exclude=check_style.sh "$outside" . || true)
+fi
+if [ -n "$hits" ]; then
+	printf '%s\n' "$hits" | sed 's/$/  <- points outside the repository/'
+	echo "check_style: what a reader needs goes into docs/, not a pointer" >&2
+	exit 1
+fi
 files=$(git ls-files 'src/*.[ch]' 'include/*.h' 'tests/*.[ch]' 'tools/*.[ch]' \
 	'bench/*.[ch]' 'fuzz/*.[ch]' 'examples/*.[ch]' 2>/dev/null || true)
 [ -n "$files" ] || files=$(find src include tests tools bench fuzz examples \

@@ -35,7 +35,7 @@
 #include "stackcap.h"
 #include "stackcap/testing.h"
 
-/* A link of a call chain keeps its frame and its name (DESIGN.md 4). */
+/* A link of a call chain keeps its frame and its name (SC_NOIPA). */
 
 #define DEMO_MAX_THREADS	64	/* threads of the demo machine */
 #define DEMO_MAX_PROCS		32
