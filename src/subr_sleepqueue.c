@@ -59,7 +59,8 @@ sc__sleepq_chain_init(struct sc_sleepq_chain *sc)
 
 /*
  * The chain of the caller's deterministic machine (it is a thread of it,
- * or a plain pthread whose last call was into it), or NULL.
+ * or a plain pthread whose last call was into it, not destroyed since),
+ * or NULL.
  */
 static struct sc_sleepq_chain *
 sc_sleepq_det(void)
@@ -67,7 +68,10 @@ sc_sleepq_det(void)
 	struct sc_thread *td = sc_curthread();
 	struct sc_ds *ds;
 
-	ds = td != NULL ? td->td_machine->m_ds : sc__ds_mine();
+	if (td != NULL)
+		ds = td->td_machine->m_ds;
+	else
+		ds = sc__ds_active() ? sc__ds_self : NULL;
 	return (__builtin_expect(ds != NULL, 0) ? &ds->ds_slpq : NULL);
 }
 
