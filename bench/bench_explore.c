@@ -96,7 +96,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_explore [NSEARCH]\n");
 		return (2);
 	}
-	unsetenv("STACKCAP_SEED");
+	exp_own_seed("bench_explore");
 	if ((runs = calloc((size_t)nsearch, sizeof(*runs))) == NULL)
 		return (1);
 	bare[0] = bare_ms(1);

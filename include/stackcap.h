@@ -433,8 +433,9 @@ SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
  * Returns 0, EINVAL (bad config, a refused ipi_signo, or a size smaller
  * than stackcap 0.1's struct), EBUSY (a handler that is not stackcap's is
  * installed for cfg->ipi_signo; machines may share one signal), ENOMEM
- * (also when a CPU's alternate signal stack cannot be set up), or the
- * error of pthread_create() (EAGAIN).  *mp is NULL on error.
+ * (also when a CPU's alternate signal stack cannot be set up), or EAGAIN
+ * (pthread_create()'s, or a deterministic machine created by a pthread
+ * that already drives 16).  *mp is NULL on error.
  * Context: a plain pthread.
  */
 SC_EXTERN int	sc_machine_create_sz(const struct sc_machine_config *cfg,
@@ -607,8 +608,9 @@ SC_EXTERN int	sc_thread_swapin(struct sc_thread *td);
 SC_EXTERN void	sc_yield(void);
 /* Yield if a runnable thread waits for a CPU (maybe_yield()); call it in
  * loops that spin.  Cheap when nothing waits.  In deterministic mode
- * (cfg.seed) it is a scheduling point, from a plain pthread too: a loop
- * that waits for the machine must call it, or the machine never runs. */
+ * (cfg.seed) it is a scheduling point, from a plain pthread too (of the
+ * deterministic machine it last called into): a loop that waits for the
+ * machine must call it, or the machine never runs. */
 SC_EXTERN void	sc_maybe_yield(void);
 /* Move the calling thread to cpu and keep it there (sched_bind()); cpu ==
  * SC_NOCPU unbinds.  Returns 0 or EINVAL. */
@@ -637,8 +639,10 @@ SC_EXTERN int	sc_curcpu(void);
 
 /* The simulated thread running the caller, or NULL on a plain pthread. */
 SC_EXTERN struct sc_thread *sc_curthread(void);
-/* Wake every thread asleep on wchan, in every machine.  A swapped sleeper
- * stays swapped (and off the run queue) until swapped in. */
+/* Wake every thread asleep on wchan, in every machine; from a deterministic
+ * machine's thread, or a plain pthread whose last call went into one, in
+ * that machine and the real ones only (docs/determinism.md).  A swapped
+ * sleeper stays swapped (and off the run queue) until swapped in. */
 SC_EXTERN void	sc_wakeup(const void *wchan);
 
 /*

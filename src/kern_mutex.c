@@ -167,6 +167,7 @@ sc_thread_lock(struct sc_thread *td)
 void
 sc_thread_unlock(struct sc_thread *td)
 {
+	sc__ds_enter(td->td_machine);
 	sc__spin_unlock(atomic_load_explicit(&td->td_lock,
 	    memory_order_relaxed));
 }

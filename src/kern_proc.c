@@ -67,6 +67,7 @@ sc_proc_lock(struct sc_proc *p)
 void
 sc_proc_unlock(struct sc_proc *p)
 {
+	sc__ds_enter(p->p_machine);
 	sc__mtx_unlock(&p->p_mtx);
 }
 

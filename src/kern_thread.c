@@ -314,6 +314,7 @@ sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
 	m = p->p_machine;
 	if (atomic_load(&m->m_dying))
 		return (EINVAL);
+	sc__ds_enter(m);
 	/* One host section: a stop inside would lose the new thread. */
 	sc__host_enter();
 	error = sc__thread_alloc(p, name, fn, arg, false, &td);

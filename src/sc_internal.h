@@ -189,6 +189,12 @@ struct sc_thread {
 
 TAILQ_HEAD(sc_threadq, sc_thread);
 
+/* A sleep-queue chain (subr_sleepqueue.c); (q) is its lock. */
+struct sc_sleepq_chain {
+	struct sc_spin	sc_lock;	/* the chain lock */
+	struct sc_threadq sc_threads;	/* (q) sleepers, every wchan */
+} __attribute__((aligned(64)));
+
 struct sc_proc {
 	struct sc_machine *p_machine;	/* (c) */
 	struct sc_proc	*p_next;	/* (l) machine's list */
@@ -447,6 +453,7 @@ void	sc__host_unlock(pthread_mutex_t *mtx);
 	    (mx)->mx_name)
 
 /* subr_sleepqueue.c */
+void	sc__sleepq_chain_init(struct sc_sleepq_chain *sc);
 struct sc_spin *sc__sleepq_lock(const void *wchan);
 void	sc__sleepq_release(const void *wchan);
 void	sc__sleepq_wait(const void *wchan, const char *wmesg);

@@ -20,6 +20,10 @@
  * core, which on a virtual machine costs ten times as much.  Destroy gives
  * every actor back the affinity it had.
  *
+ * A plain pthread may drive several machines: it is an actor of each that
+ * it calls into, and its points are those of the machine its last call
+ * went into (sc__ds_enter()).
+ *
  * What this does not control: a plain pthread that first calls in at a
  * moment of its own (its registration is a real-time event), and user code
  * that reads real time or blocks outside the library while it holds the
@@ -43,12 +47,35 @@
 /* PCT: the change points' priorities are 0..d-2, the initial above. */
 #define SC_DS_PRIO_INIT	(INT64_C(1) << 40)
 
-/* This pthread's actor: its machine's state and its slot there. */
+/*
+ * This pthread's actor: sc__ds_self is the machine it acts in now, and
+ * sc_ds_idx its slot there.  A plain pthread may be an actor of several
+ * machines at once, driving each in turn: sc_ds_memb lists them, each
+ * with the life it joined and its slot.  While it runs it holds the run
+ * token of each (it gives one up only at a point of that machine, and
+ * waits there to get it back), so a machine whose calls it left stands
+ * still until it calls in again, as during any code of its own between
+ * two calls: each machine's run is its seed's, whatever the others do.
+ * (Before, the first call into a second machine left the first for good
+ * with its token, and the first stopped.)  A CPU pthread is an actor of
+ * its own machine only, and lists nothing.
+ */
+#define SC_DS_MAXMEMB	16
+
+struct sc_ds_memb {
+	struct sc_ds	*me_ds;
+	uint64_t	me_gen;		/* the life it joined */
+	int		me_idx;		/* its slot there */
+};
+
 __thread struct sc_ds *sc__ds_self SC_TLS_IE;
 __thread uint64_t sc__ds_gen SC_TLS_IE;
 static __thread int sc_ds_idx SC_TLS_IE;
 static __thread int sc_ds_inpoint SC_TLS_IE;
 static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
+static __thread struct sc_ds_memb sc_ds_memb[SC_DS_MAXMEMB];
+static __thread int sc_ds_nmemb;
+static __thread int sc_ds_pin = -1;	/* the core it pinned itself to */
 
 /*
  * The pool of structs (type-stable, see sim_det.h): the (g) lock.  Lives
@@ -60,6 +87,7 @@ static pthread_mutex_t sc_ds_pool_mtx = PTHREAD_MUTEX_INITIALIZER;
 static struct sc_ds *sc_ds_pool;
 static uint64_t sc_ds_lives;				/* (g) */
 static int sc_ds_core_n[CPU_SETSIZE];			/* (g) */
+static struct sc_ds *_Atomic sc_ds_all;	/* every struct (ds_allnext) */
 
 /* A plain pthread's exit: no actor slot names its tid any more. */
 static pthread_key_t sc_ds_exit_key;
@@ -92,10 +120,105 @@ sc_ds_cmp(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
+/* Is membership e live: its machine in the life it joined, running? */
+static bool
+sc_ds_memb_live(const struct sc_ds_memb *e)
+{
+	return (atomic_load(&e->me_ds->ds_gen) == e->me_gen &&
+	    atomic_load(&e->me_ds->ds_off) == 0);
+}
+
 /*
- * This pthread stops being an actor of sc__ds_self (it exits, or becomes
- * an actor of another machine): if its slot, in this life, still holds its
- * pin, it takes its own affinity back and clears the slot.
+ * This pthread's live membership of ds, or NULL; the list keeps only the
+ * live ones (of a machine destroyed or stopped since, nothing is left to
+ * do: destroy gave the pthread its affinity back).
+ */
+static struct sc_ds_memb *
+sc_ds_memb_find(const struct sc_ds *ds)
+{
+	struct sc_ds_memb *e = NULL;
+	int i, n;
+
+	for (i = n = 0; i < sc_ds_nmemb; i++) {
+		if (!sc_ds_memb_live(&sc_ds_memb[i]))
+			continue;
+		sc_ds_memb[n] = sc_ds_memb[i];
+		if (sc_ds_memb[n].me_ds == ds)
+			e = &sc_ds_memb[n];
+		n++;
+	}
+	sc_ds_nmemb = n;
+	return (e);
+}
+
+/* Pin this pthread to host core c. */
+static bool
+sc_ds_pin_to(int c)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(c, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		return (false);
+	sc_ds_pin = c;
+	return (true);
+}
+
+/*
+ * The affinity this pthread had before any machine pinned it: the one
+ * that a live membership's slot saved, or its own now.  No ds_reg held
+ * (this takes another machine's).
+ */
+static void
+sc_ds_orig_mask(cpu_set_t *mask)
+{
+	struct sc_ds_actor *a;
+	struct sc_ds *ds;
+	bool found = false;
+	int i;
+
+	(void)sc_ds_memb_find(NULL);
+	for (i = 0; i < sc_ds_nmemb && !found; i++) {
+		ds = sc_ds_memb[i].me_ds;
+		a = &ds->ds_actor[sc_ds_memb[i].me_idx];
+		(void)pthread_mutex_lock(&ds->ds_reg);
+		if (sc_ds_memb_live(&sc_ds_memb[i]) && a->a_tid != 0) {
+			*mask = a->a_mask;
+			found = true;
+		}
+		(void)pthread_mutex_unlock(&ds->ds_reg);
+	}
+	if (!found && sched_getaffinity(0, sizeof(*mask), mask) != 0)
+		CPU_ZERO(mask);
+}
+
+/*
+ * Membership e becomes this pthread's current machine, and the pthread
+ * moves to that machine's core if it is pinned (under ds_reg: a destroy
+ * that began gives the affinity back after, or is seen).
+ */
+static void
+sc_ds_switch(const struct sc_ds_memb *e)
+{
+	struct sc_ds *ds = e->me_ds;
+
+	sc__ds_self = ds;
+	sc__ds_gen = e->me_gen;
+	sc_ds_idx = e->me_idx;
+	if (ds->ds_core < 0 || ds->ds_core == sc_ds_pin)
+		return;
+	(void)pthread_mutex_lock(&ds->ds_reg);
+	if (atomic_load(&ds->ds_off) == 0 &&
+	    ds->ds_actor[e->me_idx].a_tid != 0)
+		(void)sc_ds_pin_to(ds->ds_core);
+	(void)pthread_mutex_unlock(&ds->ds_reg);
+}
+
+/*
+ * This pthread stops being an actor of sc__ds_self (it exits): if its
+ * slot, in this life, still holds its pin, it takes its own affinity back
+ * and clears the slot.
  */
 static void
 sc_ds_leave(void)
@@ -111,6 +234,7 @@ sc_ds_leave(void)
 	    a->a_cpu < 0) {
 		(void)sched_setaffinity(0, sizeof(a->a_mask), &a->a_mask);
 		a->a_tid = 0;
+		sc_ds_pin = -1;
 	}
 	(void)pthread_mutex_unlock(&ds->ds_reg);
 	sc__ds_self = NULL;
@@ -119,18 +243,18 @@ sc_ds_leave(void)
 static int	sc_ds_choose(struct sc_ds *ds, int me, bool waiting);
 
 /*
- * A plain pthread exits: a last scheduling point, where it leaves for good
- * and hands the token on (it holds it: it runs).  Before, a pthread that
- * exited took the token with it and the machine stopped.
+ * A plain pthread exits, an actor of sc__ds_self: a last scheduling
+ * point, where it leaves for good and hands the token on (it holds it: it
+ * runs).  Before, a pthread that exited took the token with it and the
+ * machine stopped.
  */
 static void
-sc_ds_exit(void *arg)
+sc_ds_exit1(void)
 {
 	struct sc_ds *ds = sc__ds_mine();
 	struct sc_ds_actor *a, *b;
 	int me = sc_ds_idx, next, i, n;
 
-	(void)arg;
 	if (ds == NULL || atomic_load(&ds->ds_off) ||
 	    ds->ds_actor[me].a_cpu >= 0 || atomic_load(&ds->ds_cur) != me) {
 		sc_ds_leave();
@@ -160,6 +284,24 @@ sc_ds_exit(void *arg)
 	sc__futex_wake_raw(&b->a_go, 1);
 }
 
+/* A plain pthread exits: it leaves each machine it is an actor of. */
+static void
+sc_ds_exit(void *arg)
+{
+	int i;
+
+	(void)arg;
+	(void)sc_ds_memb_find(NULL);
+	for (i = 0; i < sc_ds_nmemb; i++) {
+		sc__ds_self = sc_ds_memb[i].me_ds;
+		sc__ds_gen = sc_ds_memb[i].me_gen;
+		sc_ds_idx = sc_ds_memb[i].me_idx;
+		sc_ds_exit1();
+	}
+	sc_ds_nmemb = 0;
+	sc__ds_self = NULL;
+}
+
 /*
  * A child of fork() has none of its parent's machines (they do not
  * survive it) and maybe a pool lock that another pthread held.
@@ -179,27 +321,28 @@ sc_ds_exit_init(void)
 }
 
 /*
- * Become an actor of ds in slot i: pin this pthread to ds_core (ds_reg
- * held, or ds not yet published), saving its affinity for destroy.
+ * Become an actor of ds in slot i, ds the current machine (ds_reg held,
+ * or ds not yet published; a free entry in sc_ds_memb): pin this pthread
+ * to ds_core, saving mask, its affinity before any pin, for destroy.
  */
 static void
-sc_ds_adopt(struct sc_ds *ds, int i)
+sc_ds_adopt(struct sc_ds *ds, int i, const cpu_set_t *mask)
 {
 	struct sc_ds_actor *a = &ds->ds_actor[i];
-	cpu_set_t one;
+	struct sc_ds_memb *e = &sc_ds_memb[sc_ds_nmemb++];
 
+	e->me_ds = ds;
+	e->me_gen = atomic_load(&ds->ds_gen);
+	e->me_idx = i;
 	sc__ds_self = ds;
-	sc__ds_gen = atomic_load(&ds->ds_gen);
+	sc__ds_gen = e->me_gen;
 	sc_ds_idx = i;
 	(void)pthread_once(&sc_ds_exit_once, sc_ds_exit_init);
 	(void)pthread_setspecific(sc_ds_exit_key, ds);
-	if (ds->ds_core < 0 ||
-	    sched_getaffinity(0, sizeof(a->a_mask), &a->a_mask) != 0)
+	if (ds->ds_core < 0 || CPU_COUNT(mask) == 0 ||
+	    !sc_ds_pin_to(ds->ds_core))
 		return;
-	CPU_ZERO(&one);
-	CPU_SET(ds->ds_core, &one);
-	if (sched_setaffinity(0, sizeof(one), &one) != 0)
-		return;
+	a->a_mask = *mask;
 	a->a_tid = (pid_t)syscall(SYS_gettid);
 }
 
@@ -235,9 +378,12 @@ sc_ds_get(void)
 
 	if (ds != NULL)
 		sc_ds_pool = ds->ds_poolnext;
-	else if ((ds = calloc(1, sizeof(*ds))) != NULL)
+	else if ((ds = calloc(1, sizeof(*ds))) != NULL) {
 		(void)pthread_mutex_init(&ds->ds_reg, NULL);
-	else
+		sc__sleepq_chain_init(&ds->ds_slpq);
+		ds->ds_allnext = atomic_load(&sc_ds_all);
+		atomic_store(&sc_ds_all, ds);
+	} else
 		return (NULL);
 	(void)pthread_mutex_lock(&ds->ds_reg);
 	memset(&ds->ds_m, 0, sizeof(*ds) - offsetof(struct sc_ds, ds_m));
@@ -250,12 +396,21 @@ int
 sc__ds_init(struct sc_machine *m)
 {
 	struct sc_ds *ds;
+	cpu_set_t mask;
 	uint64_t k;
 	int i;
 
 	if (m->m_cfg.seed == 0)
 		return (0);
 	(void)pthread_once(&sc_ds_exit_once, sc_ds_exit_init);
+	(void)sc_ds_memb_find(NULL);
+	if (sc_ds_nmemb >= SC_DS_MAXMEMB) {
+		fprintf(stderr, "stackcap: deterministic mode: this pthread "
+		    "already drives %d deterministic machines; no more\n",
+		    SC_DS_MAXMEMB);
+		return (EAGAIN);
+	}
+	sc_ds_orig_mask(&mask);
 	(void)pthread_mutex_lock(&sc_ds_pool_mtx);
 	if ((ds = sc_ds_get()) == NULL) {
 		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
@@ -291,9 +446,7 @@ sc__ds_init(struct sc_machine *m)
 	ds->ds_cur = i;
 	atomic_store(&ds->ds_nactor, i + 1);
 	m->m_ds = ds;
-	if (sc__ds_mine() != NULL)
-		sc_ds_leave();		/* an actor of another machine */
-	sc_ds_adopt(ds, i);
+	sc_ds_adopt(ds, i, &mask);	/* and stays one of the others */
 	return (0);
 }
 
@@ -314,10 +467,17 @@ sc__ds_cpu_attach(struct sc_pcpu *pc)
 static void
 sc_ds_plain_attach(struct sc_ds *ds)
 {
+	cpu_set_t mask;
 	int i;
 
-	if (sc__ds_mine() != NULL)
-		sc_ds_leave();		/* an actor of another machine */
+	sc_ds_orig_mask(&mask);		/* and drops the dead entries */
+	if (sc_ds_nmemb >= SC_DS_MAXMEMB) {
+		fprintf(stderr, "stackcap: deterministic mode: this pthread "
+		    "drives more than %d deterministic machines; it runs "
+		    "uncontrolled in this one\n", SC_DS_MAXMEMB);
+		sc__ds_self = NULL;
+		return;
+	}
 	(void)pthread_mutex_lock(&ds->ds_reg);
 	i = atomic_load(&ds->ds_nactor);
 	if (i >= SC_DS_MAXACTOR) {
@@ -332,7 +492,7 @@ sc_ds_plain_attach(struct sc_ds *ds)
 	ds->ds_actor[i].a_state = SC_DS_WAITING;
 	/* The draw is the holder's; a late slot's priority is its index. */
 	ds->ds_actor[i].a_prio = SC_DS_PRIO_INIT + i;
-	sc_ds_adopt(ds, i);
+	sc_ds_adopt(ds, i, &mask);
 	atomic_store(&ds->ds_nactor, i + 1);
 	(void)pthread_mutex_unlock(&ds->ds_reg);
 	SC_CNT_INC(ds->ds_m, sim_late);
@@ -355,7 +515,8 @@ sc_ds_wait_token(struct sc_ds *ds, int me)
 			fprintf(stderr, "stackcap: deterministic mode: actor "
 			    "%d has waited 10 s for the run token, held by "
 			    "actor %d: does a pthread block outside the "
-			    "library while it holds it?\n", me,
+			    "library, or drive another machine for long, "
+			    "while it holds it?\n", me,
 			    atomic_load(&ds->ds_cur));
 	}
 }
@@ -544,16 +705,34 @@ sc__ds_point_slow(bool waiting)
 	    (uintptr_t)__builtin_return_address(0), waiting);
 }
 
-/* sc__ds_enter(), for a machine in deterministic mode. */
+/*
+ * sc__ds_enter(), for a machine in deterministic mode: a plain pthread
+ * that is an actor of it makes it its current machine, without a point
+ * (it holds its token: it runs); its first call makes it one.
+ */
 void
 sc__ds_enter_slow(struct sc_machine *m)
 {
-	if (sc__ds_mine() == m->m_ds || atomic_load(&m->m_ds->ds_off))
+	struct sc_ds *ds = m->m_ds;
+	struct sc_ds_memb *e;
+
+	if (sc__ds_mine() == ds || atomic_load(&ds->ds_off))
 		return;
 	if (sc__pcpu_get() != NULL)
 		return;
-	sc_ds_plain_attach(m->m_ds);
+	if ((e = sc_ds_memb_find(ds)) != NULL) {
+		sc_ds_switch(e);
+		return;
+	}
+	sc_ds_plain_attach(ds);
 	sc__ds_point();
+}
+
+/* Every struct sc_ds after ds (NULL: the first), or NULL: type-stable. */
+struct sc_ds *
+sc__ds_next(struct sc_ds *ds)
+{
+	return (ds == NULL ? atomic_load(&sc_ds_all) : ds->ds_allnext);
 }
 
 
@@ -567,6 +746,7 @@ sc__ds_stop(struct sc_machine *m)
 {
 	struct sc_ds *ds = m->m_ds;
 	struct sc_ds_actor *a;
+	pid_t self = (pid_t)syscall(SYS_gettid);
 	int i, n;
 
 	if (ds == NULL || atomic_exchange(&ds->ds_off, 1) != 0)
@@ -587,6 +767,8 @@ sc__ds_stop(struct sc_machine *m)
 			else if (a->a_tid != 0)
 				(void)sched_setaffinity(a->a_tid,
 				    sizeof(a->a_mask), &a->a_mask);
+			if (a->a_tid == self)
+				sc_ds_pin = -1;	/* a switch pins again */
 			a->a_tid = 0;
 		}
 		sc__host_unlock(&ds->ds_reg);
@@ -595,7 +777,7 @@ sc__ds_stop(struct sc_machine *m)
 		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 	}
 	if (sc__ds_self == ds)
-		sc__ds_self = NULL;
+		sc__ds_self = NULL;	/* and its entry is dead */
 }
 
 /* Back to the pool: never freed (sim_det.h). */

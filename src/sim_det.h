@@ -46,6 +46,10 @@ struct sc_ds {
 					   plain pthread; never destroyed */
 	_Atomic uint64_t ds_gen;	/* (r/a) this life's number, never 0 */
 	struct sc_ds	*ds_poolnext;	/* (g) the pool's free list */
+	struct sc_ds	*ds_allnext;	/* (c) every struct, set once */
+	struct sc_sleepq_chain ds_slpq;	/* the machine's sleepers' chain
+					   (subr_sleepqueue.c): emptied at
+					   destroy, never zeroed */
 	/* Zeroed at each reuse from here on. */
 	struct sc_machine *ds_m;	/* (c) */
 	uint64_t	ds_rng;		/* (d) the generator's state */
@@ -73,13 +77,16 @@ void	sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
 void	sc__ds_futex_wake(_Atomic uint32_t *uaddr);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
+struct sc_ds *sc__ds_next(struct sc_ds *ds);
 void	sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 
 /*
  * This pthread's deterministic machine, or NULL (sim_det.c), and the life
- * of it that this pthread is an actor of (sc__ds_mine()).  The inline
- * tests below are all that real concurrency pays: one TLS load at each
- * spin-lock acquire and release, and no call.
+ * of it that this pthread is an actor of (sc__ds_mine()).  A plain
+ * pthread may be an actor of several machines; this one is the one its
+ * last call went into (sc__ds_enter()), whose points its points are.  The
+ * inline tests below are all that real concurrency pays: one TLS load at
+ * each spin-lock acquire and release, and no call.
  */
 extern __thread struct sc_ds *sc__ds_self SC_TLS_IE;
 extern __thread uint64_t sc__ds_gen SC_TLS_IE;
@@ -138,7 +145,10 @@ sc__ds_clock(void)
 	return (sc__ds_active() ? sc__ds_self->ds_step * 1000 : sc_now_ns());
 }
 
-/* The first call of a plain pthread into a deterministic machine. */
+/*
+ * A call of a plain pthread into m: if m is deterministic, m becomes its
+ * current machine (its first call makes it an actor of m).
+ */
 static inline void
 sc__ds_enter(struct sc_machine *m)
 {

@@ -385,6 +385,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	SC_KASSERT(st != NULL && td != NULL, EINVAL, "NULL argument");
 	SC_KASSERT(sc_thread_lock_owned(td), EINVAL,
 	    "thread %d \"%s\" is not locked", td->td_tid, td->td_name);
+	sc__ds_enter(td->td_machine);
 	SC_KASSERT(!TD_IS_SWAPPED(td), EINVAL,
 	    "thread %d \"%s\" is swapped", td->td_tid, td->td_name);
 	/* markj: "we hold the process lock, which prevents both swapping

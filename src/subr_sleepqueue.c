@@ -8,27 +8,29 @@
  * sleeping thread's td_lock is its chain lock, as in the kernel: holding
  * it keeps the thread asleep.
  *
- * The threads of a deterministic machine (cfg.seed) sleep on one chain of
- * their own, SC_SC_DET, whatever the wait channel, and their wakeups look
- * there: a hash of an address changes from run to run (the heap, ASLR),
- * and whether two channels share a chain lock decides whether a spin lock
- * waits, a scheduling point, so the seed would not fix the run.  A wakeup
- * still reaches every machine: it also looks at the chains of the other
- * kind while a machine of that kind exists.
+ * The threads of a deterministic machine (cfg.seed) sleep on a chain of
+ * their machine's own (struct sc_ds's ds_slpq), whatever the wait
+ * channel, and their wakeups look there: a hash of an address changes
+ * from run to run (the heap, ASLR), and whether two channels share a
+ * chain lock decides whether a spin lock waits, a scheduling point, so
+ * the seed would not fix the run.  The chain is the machine's, not shared
+ * by every deterministic machine: a machine's actor may wait at one of
+ * its points while it holds its chain lock, for its machine's run token,
+ * which a plain pthread that drives two machines keeps while it works in
+ * the other one; a shared chain then stopped both, and the other's
+ * wakeups changed this one's run.  A wakeup from a deterministic machine
+ * (a thread of it, or a plain pthread whose last call was into it) looks
+ * at its own chain and at the real machines' chains while one exists; a
+ * wakeup from a real machine or a plain pthread that is no actor looks
+ * at its hashed chain and at every deterministic machine's.
  */
 #include "sc_internal.h"
 
 #define SC_SC_TABLESIZE	64
-#define SC_SC_DET	SC_SC_TABLESIZE	/* deterministic machines' chain */
 #define SC_SC_HASH(wc)	((((uintptr_t)(wc) >> 4) ^ ((uintptr_t)(wc) >> 10)) \
 	% SC_SC_TABLESIZE)
 
-struct sc_sleepq_chain {
-	struct sc_spin	sc_lock;	/* the chain lock */
-	struct sc_threadq sc_threads;	/* (q) sleepers, every wchan */
-} __attribute__((aligned(64)));
-
-static struct sc_sleepq_chain sc_sleepq_chains[SC_SC_TABLESIZE + 1];
+static struct sc_sleepq_chain sc_sleepq_chains[SC_SC_TABLESIZE];
 /* Machines alive, deterministic and not: a wakeup looks at their chains. */
 static _Atomic int sc_sleepq_ndet, sc_sleepq_nreal;
 
@@ -37,10 +39,8 @@ sc_sleepq_init(void)
 {
 	int i;
 
-	for (i = 0; i <= SC_SC_TABLESIZE; i++) {
-		sc__spin_init(&sc_sleepq_chains[i].sc_lock, "sleepq chain");
-		TAILQ_INIT(&sc_sleepq_chains[i].sc_threads);
-	}
+	for (i = 0; i < SC_SC_TABLESIZE; i++)
+		sc__sleepq_chain_init(&sc_sleepq_chains[i]);
 }
 
 void
@@ -50,30 +50,38 @@ sc__sleepq_machine(const struct sc_machine *m, int delta)
 	    &sc_sleepq_nreal, delta);
 }
 
-/* Is the caller a thread of a deterministic machine, or an actor of one? */
-static bool
+void
+sc__sleepq_chain_init(struct sc_sleepq_chain *sc)
+{
+	sc__spin_init(&sc->sc_lock, "sleepq chain");
+	TAILQ_INIT(&sc->sc_threads);
+}
+
+/*
+ * The chain of the caller's deterministic machine (it is a thread of it,
+ * or a plain pthread whose last call was into it, not destroyed since),
+ * or NULL.
+ */
+static struct sc_sleepq_chain *
 sc_sleepq_det(void)
 {
 	struct sc_thread *td = sc_curthread();
+	struct sc_ds *ds;
 
 	if (td != NULL)
-		return (td->td_machine->m_ds != NULL);
-	return (sc__ds_mine() != NULL);
-}
-
-/* The chain of wchan for a deterministic machine's threads, or not. */
-static struct sc_sleepq_chain *
-sc_sleepq_chain_of(const void *wchan, bool det)
-{
-	return (&sc_sleepq_chains[det ? SC_SC_DET : SC_SC_HASH(wchan)]);
+		ds = td->td_machine->m_ds;
+	else
+		ds = sc__ds_active() ? sc__ds_self : NULL;
+	return (__builtin_expect(ds != NULL, 0) ? &ds->ds_slpq : NULL);
 }
 
 /* The chain that the caller's sleepers of wchan are on. */
 static struct sc_sleepq_chain *
 sc_sleepq_chain(const void *wchan)
 {
-	return (sc_sleepq_chain_of(wchan, __builtin_expect(sc_sleepq_det(),
-	    0)));
+	struct sc_sleepq_chain *sc = sc_sleepq_det();
+
+	return (sc != NULL ? sc : &sc_sleepq_chains[SC_SC_HASH(wchan)]);
 }
 
 struct sc_spin *
@@ -156,36 +164,52 @@ sc_sleepq_broadcast_chain(struct sc_sleepq_chain *sc, const void *wchan)
 }
 
 /*
- * sleepq_broadcast(): make every sleeper of wchan runnable, in every
- * machine: the caller's kind of chain first, then the other kind's while
- * a machine of that kind exists.
+ * sleepq_broadcast(): make every sleeper of wchan runnable: on the
+ * caller's chain, then on the other kind's chains while a machine of that
+ * kind exists (the real machines' chain of wchan, or every deterministic
+ * machine's, sc__ds_next(): type-stable, so none goes away under us).
  */
 void
 sc__sleepq_broadcast(const void *wchan)
 {
-	bool det = sc_sleepq_det();
+	struct sc_sleepq_chain *det = sc_sleepq_det(),
+	    *real = &sc_sleepq_chains[SC_SC_HASH(wchan)];
+	struct sc_ds *ds;
 
-	sc_sleepq_broadcast_chain(sc_sleepq_chain_of(wchan, det), wchan);
-	if (atomic_load(det ? &sc_sleepq_nreal : &sc_sleepq_ndet) > 0)
-		sc_sleepq_broadcast_chain(sc_sleepq_chain_of(wchan, !det),
-		    wchan);
+	if (det != NULL) {
+		sc_sleepq_broadcast_chain(det, wchan);
+		if (atomic_load(&sc_sleepq_nreal) > 0)
+			sc_sleepq_broadcast_chain(real, wchan);
+		return;
+	}
+	sc_sleepq_broadcast_chain(real, wchan);
+	if (atomic_load(&sc_sleepq_ndet) > 0)
+		for (ds = sc__ds_next(NULL); ds != NULL; ds = sc__ds_next(ds))
+			sc_sleepq_broadcast_chain(&ds->ds_slpq, wchan);
+}
+
+/* Forget m's sleepers on chain sc. */
+static void
+sc_sleepq_remove_chain(struct sc_sleepq_chain *sc, struct sc_machine *m)
+{
+	struct sc_thread *td, *next;
+
+	sc__spin_lock(NULL, &sc->sc_lock);
+	TAILQ_FOREACH_SAFE(td, &sc->sc_threads, td_slpq, next) {
+		if (td->td_machine == m)
+			TAILQ_REMOVE(&sc->sc_threads, td, td_slpq);
+	}
+	sc__spin_unlock(&sc->sc_lock);
 }
 
 /* Machine destroy: forget m's sleepers, so no later wakeup touches them. */
 void
 sc__sleepq_remove_machine(struct sc_machine *m)
 {
-	struct sc_thread *td, *next;
 	int i;
 
-	for (i = 0; i <= SC_SC_TABLESIZE; i++) {
-		sc__spin_lock(NULL, &sc_sleepq_chains[i].sc_lock);
-		TAILQ_FOREACH_SAFE(td, &sc_sleepq_chains[i].sc_threads,
-		    td_slpq, next) {
-			if (td->td_machine == m)
-				TAILQ_REMOVE(&sc_sleepq_chains[i].sc_threads,
-				    td, td_slpq);
-		}
-		sc__spin_unlock(&sc_sleepq_chains[i].sc_lock);
-	}
+	for (i = 0; i < SC_SC_TABLESIZE; i++)
+		sc_sleepq_remove_chain(&sc_sleepq_chains[i], m);
+	if (m->m_ds != NULL)
+		sc_sleepq_remove_chain(&m->m_ds->ds_slpq, m);
 }

@@ -23,30 +23,35 @@
 #define NCAPTURES	4
 #define NEVENTS		8192
 
-static atomic_int det_stop, det_started;
+/* What a spinner reads and counts: det_body's, or one run's of det2. */
+struct det_flags {
+	atomic_int	stop;
+	atomic_int	started;
+};
+
+static struct det_flags det_fl;
 static int det_pct;		/* cfg.sim_pct_depth of det_config() */
 
 static SC_NOIPA void
-det_spin_c(void)
+det_spin_c(struct det_flags *f)
 {
-	atomic_fetch_add(&det_started, 1);
-	while (!atomic_load(&det_stop))
+	atomic_fetch_add(&f->started, 1);
+	while (!atomic_load(&f->stop))
 		sc_maybe_yield();
 	SC_BARRIER();
 }
 
 static SC_NOIPA void
-det_spin_b(void)
+det_spin_b(struct det_flags *f)
 {
-	det_spin_c();
+	det_spin_c(f);
 	SC_BARRIER();
 }
 
 static SC_NOIPA void
 det_spin(void *arg)
 {
-	(void)arg;
-	det_spin_b();
+	det_spin_b(arg);
 	SC_BARRIER();
 }
 
@@ -74,24 +79,33 @@ static const char *const det_chain[] = { "det_spin_c", "det_spin_b",
  * one spins as it likes).
  */
 static uint64_t
-det_fold_trace(struct sc_machine *m, uint64_t h, bool whole)
+det_fold_trace_n(struct sc_machine *m, struct sc_trace_record *rec,
+    uint64_t h, size_t *np)
 {
 	uint64_t a0;
 	size_t n, j;
 
-	n = sc_trace_snapshot(m, det_rec, NEVENTS);
+	*np = n = sc_trace_snapshot(m, rec, NEVENTS);
+	for (j = 0; j < n; j++) {
+		a0 = rec[j].event == SC_TRACE_IPI_RECEIVED ? 0 : rec[j].arg0;
+		h = det_fold(h, rec[j].ts_ns);
+		h = det_fold(h, (uint64_t)rec[j].cpu);
+		h = det_fold(h, (uint64_t)rec[j].tid);
+		h = det_fold(h, (uint64_t)rec[j].event);
+		h = det_fold(h, a0);
+		h = det_fold(h, rec[j].arg1);
+	}
+	return (h);
+}
+
+static uint64_t
+det_fold_trace(struct sc_machine *m, uint64_t h, bool whole)
+{
+	size_t n;
+
+	h = det_fold_trace_n(m, det_rec, h, &n);
 	if (whole)
 		assert_true(n < NEVENTS);
-	for (j = 0; j < n; j++) {
-		a0 = det_rec[j].event == SC_TRACE_IPI_RECEIVED ? 0 :
-		    det_rec[j].arg0;
-		h = det_fold(h, det_rec[j].ts_ns);
-		h = det_fold(h, (uint64_t)det_rec[j].cpu);
-		h = det_fold(h, (uint64_t)det_rec[j].tid);
-		h = det_fold(h, (uint64_t)det_rec[j].event);
-		h = det_fold(h, a0);
-		h = det_fold(h, det_rec[j].arg1);
-	}
 	return (h);
 }
 
@@ -109,16 +123,16 @@ det_body(const struct sc_machine_config *cfg, struct det_run *r)
 	int i, error;
 
 	memset(r, 0, sizeof(*r));
-	atomic_store(&det_stop, 0);
-	atomic_store(&det_started, 0);
+	atomic_store(&det_fl.stop, 0);
+	atomic_store(&det_fl.started, 0);
 	assert_int_equal(sc_machine_create(cfg, &m), 0);
 	assert_int_equal(sc_proc_create(m, "det", &p), 0);
 	for (i = 0; i < 2; i++)
-		assert_int_equal(sc_thread_create(p, "spin", det_spin, NULL,
+		assert_int_equal(sc_thread_create(p, "spin", det_spin, &det_fl,
 		    &td[i]), 0);
 	/* A thread that never ran has an empty stack (and 0): wait until
 	 * both are in their chains.  The wait is a scheduling point. */
-	SC_WAIT_FOR(atomic_load(&det_started) == 2);
+	SC_WAIT_FOR(atomic_load(&det_fl.started) == 2);
 	for (k = 0; k < NCAPTURES; k++) {
 		for (i = 0; i < 2; i++) {
 			error = sc_stack_save_td_locked(p, td[i], &st);
@@ -145,7 +159,7 @@ det_body(const struct sc_machine_config *cfg, struct det_run *r)
 		    det_chain, 3))
 			r->wrong++;
 	}
-	atomic_store(&det_stop, 1);
+	atomic_store(&det_fl.stop, 1);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(sc_thread_join(td[i]), 0);
 	sc_machine_counters(m, &c);
@@ -522,6 +536,223 @@ test_pin(void **state)
 	unsetenv("STACKCAP_SIM_PIN");
 }
 
+/*
+ * Two deterministic machines, driven by one plain pthread in turns or by
+ * two pthreads at once.  A run (struct det2) is driven in steps, each a
+ * few calls into its machine; whatever the other machine does between two
+ * steps, a machine's run is its seed's, event for event.  Before the fix
+ * a pthread was an actor of one machine at a time: its first call into
+ * the second left the first for good while it held that one's run token,
+ * and the first machine stopped ("actor N has waited 10 s").  Its
+ * sleepers shared one sleep-queue chain with the other machine's too.
+ *
+ * No cmocka assertion in the steps: they may run on a pthread of their
+ * own; what goes wrong is noted in d->bad.
+ */
+#define DET2_STEPS	8	/* create, wait, 5 captures, stop */
+#define DET2_POLLS	1000000
+
+struct det2 {
+	uint64_t	seed;
+	struct det_flags fl;
+	struct sc_machine *m;
+	struct sc_proc	*p;
+	struct sc_thread *td[2];	/* the spinner, the sleeper */
+	char		wchan;		/* the sleeper's wait channel */
+	atomic_int	wakes;		/* the sleeper's wakeups */
+	uint64_t	h;		/* the signature */
+	uint64_t	steps;		/* sim_steps at the end */
+	const char	*bad;		/* what went wrong, or NULL */
+	atomic_int	done;		/* det2_alone() returned */
+	struct sc_trace_record rec[NEVENTS];
+};
+
+static void
+det2_sleeper(void *arg)
+{
+	struct det2 *d = arg;
+
+	while (!atomic_load(&d->fl.stop)) {
+		sc_sleep(&d->wchan, "det2");
+		atomic_fetch_add(&d->wakes, 1);
+	}
+}
+
+static void
+det2_init(struct det2 *d, uint64_t seed)
+{
+	memset(d, 0, sizeof(*d) - sizeof(d->rec));
+	d->seed = seed;
+	d->h = 1469598103934665603ull;
+}
+
+/*
+ * A call into d's machine: this pthread's sc_maybe_yield() and
+ * sc_wakeup() are that machine's from here on (docs/determinism.md).
+ */
+static void
+det2_enter(struct det2 *d)
+{
+	sc_proc_lock(d->p);
+	sc_proc_unlock(d->p);
+}
+
+/* Step k of d's run. */
+static void
+det2_step(struct det2 *d, int k)
+{
+	struct sc_machine_config cfg;
+	struct sc_counters c;
+	struct sc_stack st;
+	size_t n;
+	long i;
+	int error;
+
+	if (d->bad != NULL)
+		return;
+	if (k == 0) {
+		det_config(&cfg, d->seed);
+		if (sc_machine_create(&cfg, &d->m) != 0 ||
+		    sc_proc_create(d->m, "det2", &d->p) != 0 ||
+		    sc_thread_create(d->p, "spin", det_spin, &d->fl,
+		    &d->td[0]) != 0 ||
+		    sc_thread_create(d->p, "sleeper", det2_sleeper, d,
+		    &d->td[1]) != 0)
+			d->bad = "create";
+		return;
+	}
+	if (k == 1) {
+		det2_enter(d);
+		for (i = 0; atomic_load(&d->fl.started) == 0 &&
+		    i < DET2_POLLS; i++)
+			sc_maybe_yield();
+		if (atomic_load(&d->fl.started) == 0)
+			d->bad = "the spinner never ran";
+		return;
+	}
+	if (k < DET2_STEPS - 1) {
+		error = sc_stack_save_td_locked(d->p, d->td[0], &st);
+		d->h = det_fold(d->h, (uint64_t)error);
+		d->h = det_fold(d->h, st.depth);
+		if (error != 0 || !sc_test_stack_has_chain(&st, det_chain, 3))
+			d->bad = "a capture failed or missed the chain";
+		sc_wakeup(&d->wchan);
+		sc_maybe_yield();
+		return;
+	}
+	det2_enter(d);
+	atomic_store(&d->fl.stop, 1);
+	for (i = 0; !sc_thread_exited(d->td[1]) && i < DET2_POLLS; i++) {
+		sc_wakeup(&d->wchan);
+		sc_maybe_yield();
+	}
+	if (sc_thread_join(d->td[0]) != 0 || sc_thread_join(d->td[1]) != 0)
+		d->bad = "join";
+	d->h = det_fold(d->h, (uint64_t)atomic_load(&d->wakes));
+	sc_machine_counters(d->m, &c);
+	d->steps = c.sim_steps;
+	d->h = det_fold_trace_n(d->m, d->rec, d->h, &n);
+	if (n >= NEVENTS || d->steps == 0)
+		d->bad = "not a whole deterministic run";
+	sc_machine_destroy(d->m);
+}
+
+/* A run alone, on the calling pthread. */
+static void *
+det2_alone(void *arg)
+{
+	struct det2 *d = arg;
+	int k;
+
+	for (k = 0; k < DET2_STEPS; k++)
+		det2_step(d, k);
+	atomic_store(&d->done, 1);
+	return (NULL);
+}
+
+static struct det2 det2_run[2], det2_ref[2];
+
+/* One pthread drives both runs: step k of one, then of the other. */
+static void
+det2_turns(void *arg)
+{
+	int k, first = *(int *)arg;
+
+	for (k = 0; k < DET2_STEPS; k++) {
+		det2_step(&det2_run[first], k);
+		det2_step(&det2_run[!first], k);
+	}
+}
+
+/* Each run as it went alone: the same signature, the same steps. */
+static void
+det2_check(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (det2_run[i].bad != NULL)
+			fail_msg("run %d (seed %ju): %s", i,
+			    (uintmax_t)det2_run[i].seed, det2_run[i].bad);
+		assert_true(det2_run[i].h == det2_ref[i].h);
+		assert_true(det2_run[i].steps == det2_ref[i].steps);
+	}
+}
+
+static void
+det2_refs(uint64_t s0, uint64_t s1)
+{
+	int i;
+
+	det2_init(&det2_ref[0], s0);
+	det2_init(&det2_ref[1], s1);
+	for (i = 0; i < 2; i++) {
+		(void)det2_alone(&det2_ref[i]);
+		if (det2_ref[i].bad != NULL)
+			fail_msg("seed %ju alone: %s",
+			    (uintmax_t)det2_ref[i].seed, det2_ref[i].bad);
+	}
+	det2_init(&det2_run[0], s0);
+	det2_init(&det2_run[1], s1);
+}
+
+/*
+ * One pthread drives two machines in turns (one of them first, then the
+ * other; two seeds, then one seed for both): both finish, each as it ran
+ * alone.
+ */
+static void
+test_two_machines_one_pthread(void **state)
+{
+	int first;
+
+	(void)state;
+	for (first = 0; first < 2; first++) {
+		det2_refs(31, first == 0 ? 32 : 31);
+		sc_test_run_bounded(det2_turns, &first);
+		det2_check();
+	}
+}
+
+/* Two pthreads, each driving a machine of its own, at once. */
+static void
+test_two_machines_two_pthreads(void **state)
+{
+	pthread_t t[2];
+	int i;
+
+	(void)state;
+	det2_refs(33, 34);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, det2_alone,
+		    &det2_run[i]), 0);
+	SC_WAIT_FOR(atomic_load(&det2_run[0].done) &&
+	    atomic_load(&det2_run[1].done));
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	det2_check();
+}
+
 int
 main(void)
 {
@@ -532,6 +763,8 @@ main(void)
 		cmocka_unit_test(test_channels_do_not_matter),
 		cmocka_unit_test(test_stale_actor),
 		cmocka_unit_test(test_pin),
+		cmocka_unit_test(test_two_machines_one_pthread),
+		cmocka_unit_test(test_two_machines_two_pthreads),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -190,7 +190,6 @@ main(void)
 		EXPLORE_ENTRY(test_ule_incoming_nocpu),
 	};
 
-	/* The search chooses the seeds. */
-	unsetenv("STACKCAP_SEED");
+	exp_own_seed("test_explore");	/* the search chooses the seeds */
 	return (cmocka_run_group_tests(tests, NULL, NULL));
 }

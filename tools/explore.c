@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "explore_body.h"
@@ -94,6 +95,24 @@ exp_panic_record(const char *msg)
 		snprintf(exp_panic_msg, sizeof(exp_panic_msg), "%s", msg);
 }
 
+/*
+ * STACKCAP_SEED would replace every run's seed (machine.c): the explorer
+ * owns the seed, so it says that it ignores the variable and drops it.
+ */
+void
+exp_own_seed(const char *prog)
+{
+	const char *v = getenv("STACKCAP_SEED");
+
+	if (v == NULL)
+		return;
+	if (*v != '\0')
+		fprintf(stderr, "%s: STACKCAP_SEED=%s ignored: the explorer "
+		    "gives each run its own seed (--scenario NAME --seed S "
+		    "replays one)\n", prog, v);
+	(void)unsetenv("STACKCAP_SEED");
+}
+
 int
 exp_run(const struct exp_body *b, uint64_t seed, int pct, bool mistaken,
     size_t trace_events, void (*show)(struct sc_machine *m, void *arg),
@@ -101,11 +120,18 @@ exp_run(const struct exp_body *b, uint64_t seed, int pct, bool mistaken,
 {
 	struct sc_machine_config cfg;
 	struct sc_machine *m;
+	const char *v = getenv("STACKCAP_SEED");
 	char body[512];
 	int error;
 
 	*outcome = EXP_HELD;
 	why[0] = '\0';
+	/* Not the run of `seed`, but the variable's (or a real one). */
+	if (v != NULL && *v != '\0') {
+		snprintf(why, len, "STACKCAP_SEED is set: call "
+		    "exp_own_seed() first");
+		return (EINVAL);
+	}
 	mistaken = mistaken && exp_has_mistake(b);
 	sc_machine_config_init(&cfg);
 	cfg.ncpu = b->ncpu;
@@ -182,7 +208,9 @@ exp_replay_cmd(const struct exp_body *b, uint64_t seed, int pct,
 	if (exp_has_mistake(b))
 		snprintf(opt + strlen(opt), sizeof(opt) - strlen(opt),
 		    " --mistake %s", mistaken ? "on" : "off");
-	snprintf(buf, len, "%sstackcap-demo --scenario %s --seed %" PRIu64
-	    "%s", exp_sched() == SC_SCHED_4BSD ? "STACKCAP_SCHED=4bsd " : "",
-	    b->name, seed, opt);
+	/* The scheduler always: a shell's STACKCAP_SCHED would choose
+	 * another (the replay drops a shell's STACKCAP_SEED itself). */
+	snprintf(buf, len, "STACKCAP_SCHED=%s stackcap-demo --scenario %s "
+	    "--seed %" PRIu64 "%s", exp_sched() == SC_SCHED_4BSD ? "4bsd" :
+	    "ule", b->name, seed, opt);
 }

@@ -79,11 +79,21 @@ bool	exp_has_mistake(const struct exp_body *b);
 int	exp_sched(void);
 
 /*
+ * The explorer owns the seed: if STACKCAP_SEED is set (it would replace
+ * every run's seed), say on stderr, as prog, that it is ignored, and
+ * unset it.  Context: main(), before any other pthread reads the
+ * environment.
+ */
+void	exp_own_seed(const char *prog);
+
+/*
  * One run of b under seed (pct: PCT's depth, 0: random) with the mistake
  * on or off, a trace of trace_events events; show(m, arg) before the
  * machine goes (NULL: none).  A KASSERT during the run breaks the
  * invariant.  *outcome is an enum exp_outcome.  Returns 0, or an errno
- * value when the machine could not be made.  Context: a plain pthread.
+ * value when the machine could not be made; EINVAL (and why[] says so)
+ * while STACKCAP_SEED is set (exp_own_seed()).  Context: a plain
+ * pthread.
  */
 int	exp_run(const struct exp_body *b, uint64_t seed, int pct,
 	    bool mistaken, size_t trace_events,
@@ -107,8 +117,9 @@ int	exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
 	    bool mistaken, unsigned stop, struct exp_found *f);
 
 /*
- * The command that replays one run: "[STACKCAP_SCHED=4bsd ]stackcap-demo
- * --scenario NAME --seed S [--pct D] [--mistake on|off]".
+ * The command that replays one run: "STACKCAP_SCHED=ule|4bsd stackcap-demo
+ * --scenario NAME --seed S [--pct D] [--mistake on|off]", whatever the
+ * shell's STACKCAP_SCHED and STACKCAP_SEED (the demo drops the latter).
  */
 void	exp_replay_cmd(const struct exp_body *b, uint64_t seed, int pct,
 	    bool mistaken, char *buf, size_t len);

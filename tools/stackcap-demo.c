@@ -752,7 +752,8 @@ explore_replay(const struct demo_opts *o, const struct exp_body *b,
 	error = exp_run(b, seed, o->pct, mistaken, 1 << 16, scenario_show,
 	    (void *)o, &outcome, why, sizeof(why));
 	if (error != 0) {
-		fprintf(stderr, "stackcap-demo: %s\n", sc_errname(error));
+		fprintf(stderr, "stackcap-demo: %s%s%s\n", sc_errname(error),
+		    why[0] != '\0' ? ": " : "", why);
 		return (1);
 	}
 	printf("\n%s\n", outcome == EXP_BROKEN ? "The invariant broke:" :
@@ -793,6 +794,7 @@ run_scenario_seed(const struct demo_opts *o)
 		    "body, and \"%s\" is none (see --help)\n", o->scenario);
 		return (2);
 	}
+	exp_own_seed("stackcap-demo");
 	printf("Scenario %s, seed %ju, without hooks: %s\n", b->name,
 	    (uintmax_t)o->seed, b->summary);
 	explore_say_how(o, b, o->mistake != 0);
@@ -817,6 +819,7 @@ run_explore(const struct demo_opts *o)
 		    "(see --help)\n", o->explore);
 		return (2);
 	}
+	exp_own_seed("stackcap-demo");
 	printf("Exploring %s: %s\n", b->name, b->summary);
 	explore_say_how(o, b, mistaken);
 	if (o->seed != 0)
@@ -909,6 +912,8 @@ usage(FILE *fp, const char *prog)
 	    "environment (a replay command says which).  --scenario NAME\n"
 	    "alone runs the hooked scenario; with --seed S, the explorer's\n"
 	    "body of that name, without hooks, as the search ran it.\n"
+	    "--explore and --seed ignore STACKCAP_SEED (and say so): the\n"
+	    "explorer gives each run its seed.\n"
 	    "\n"
 	    "Scenarios:\n", prog, prog, prog, prog, prog);
 	for (i = 0; i < scn_nscenarios; i++)
