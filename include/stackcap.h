@@ -191,9 +191,11 @@ enum sc_wait_strategy {
  * - SC_HOOK_SWITCH_NOCPU: inside the switch of td, after td_oncpu became
  *   NOCPU and before the context switch, interrupts disabled: must not
  *   sleep or take locks; may spin (bounded) on atomics.
- * - SC_HOOK_SWITCH_INCOMING: ULE only, right after SC_HOOK_SWITCH_NOCPU:
- *   td is the incoming thread, RUNNING, td_oncpu still NOCPU, its lock
- *   free (ULE's window).  The same rules.
+ * - SC_HOOK_SWITCH_INCOMING: inside the switch to td, right before the
+ *   context switch: td is the incoming thread, RUNNING, td_oncpu still
+ *   NOCPU (it sets its own once it runs).  Under ULE its lock is free
+ *   (ULE's window); under 4BSD its lock, the sched_lock, stays held until
+ *   it has set td_oncpu.  The same rules.
  */
 enum sc_hook_point {
 	SC_HOOK_SAVE_UNLOCKED = 0,

@@ -45,8 +45,9 @@
  *   target's chain (EAGAIN is FreeBSD 12's answer for interrupts
  *   disabled).  The run is EXP_REACHED when a capture found the window
  *   and the invariant held: what ule-incoming-nocpu's search looks for.
- *   Under 4BSD td_oncpu is set under the sched_lock, before the switch:
- *   no window, and FreeBSD 12's protocol is right.
+ *   Under 4BSD the incoming thread sets td_oncpu while it still holds
+ *   the sched_lock, its thread lock: no window, and FreeBSD 12's protocol
+ *   is right.
  */
 #include <errno.h>
 #include <stdatomic.h>
