@@ -302,9 +302,9 @@ struct sc_machine_config {
  *   spin lock (nmi_lock) for the request, an NMI that the target CPU takes
  *   even with interrupts disabled (its handler then answers depth 0, as it
  *   does for user mode: EAGAIN), FreeBSD 12's walker bounds.  It is right
- *   under SC_SCHED_4BSD; under SC_SCHED_ULE a RUNNING thread may have
- *   td_oncpu == NOCPU, where FreeBSD 12 would send the NMI to no CPU:
- *   a KASSERT says so (EINVAL).  The wait is bounded (capture_timeout_ns,
+ *   under SC_SCHED_4BSD; under SC_SCHED_ULE (FreeBSD 13's) a RUNNING
+ *   thread may have td_oncpu == NOCPU, where FreeBSD 12 would call
+ *   ipi_cpu(NOCPU): a KASSERT says so (EINVAL).  The wait is bounded (capture_timeout_ns,
  *   which must not be 0).  Teaching and tests only.
  */
 #define SC_PROTO_IPI	0

@@ -200,8 +200,8 @@ active proctype requester()
 	:: else -> skip
 	fi;
 	cpuid = oncpu[T];
-	/* ipi_cpu(NOCPU): a panic with INVARIANTS, else an NMI to no CPU
-	 * and a wait for ever. */
+	/* ipi_cpu(NOCPU) reads the word before cpu_apic_ids[]: a panic,
+	 * an NMI to some CPU or none, most likely a wait for ever. */
 	assert(cpuid != NOCPU);
 	atomic { nmi_pending = T; nmi[cpuid] = 1 };
 	nmi_pending == NONE;

@@ -39,7 +39,7 @@
  *   a CPU has chosen is RUNNING with td_oncpu == NOCPU and its lock free
  *   until cpu_switch() returns into it; a capture that locks it then
  *   finds that window.  FreeBSD 12's protocol reads td_oncpu under the
- *   lock and would send the NMI to no CPU: a KASSERT.  The final protocol
+ *   lock and would call ipi_cpu(NOCPU): a KASSERT.  The final protocol
  *   spins on NOCPU and sends the IPI once the thread has set td_oncpu.
  *   Invariant: no KASSERT, no timeout, a capture that returns 0 holds the
  *   target's chain (EAGAIN is FreeBSD 12's answer for interrupts
