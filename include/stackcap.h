@@ -314,9 +314,10 @@ struct sc_machine_config {
  * The reviewers' catches (the review thread of the change, and
  * docs/protocol.md), each a mistake that the final protocol avoids and
  * that cfg.mistakes puts back, for teaching and tests only:
- * - SC_MISTAKE_STALE_ANSWER: the answer word is not cleared before the IPI
- *   (kib: "Don't you need to clear intr_pending before ipi ?"): an earlier
- *   answer is taken as this capture's, with its stack.
+ * - SC_MISTAKE_STALE_ANSWER: the answer word is cleared neither before the
+ *   IPI nor after the answer is read (kib: "Don't you need to clear
+ *   intr_pending before ipi ?"; the kernel does both): an earlier answer
+ *   is taken as this capture's, with its stack.
  * - SC_MISTAKE_NO_PROC_LOCK: a running target may be captured without its
  *   proc lock (mjg: "since thread lock is dropped nothing prevents the
  *   target thread from exiting and getting reallocated", and "can the

@@ -11,7 +11,10 @@
  *   for td walked td, this td, for this request), no invalid end state (no
  *   deadlock), and termination under weak fairness (<> done);
  * - each mistake, a compile-time switch (spin -DNAME): a counterexample.
- *     STALE_ANSWER      the answer word is not cleared before the IPI
+ *     STALE_ANSWER      the answer word is not cleared before the IPI,
+ *                       and an earlier capture left its answer there
+ *                       (init seeds it: the kernel's clear after use is
+ *                       what STALE_ANSWER drops too)
  *     NO_PROC_LOCK      the target's proc lock is not held
  *     SPIN_HELD         the requester holds a spin lock the target needs
  *     HOLD_THREAD_LOCK  the thread lock is kept across the IPI
