@@ -304,8 +304,8 @@ struct sc_machine_config {
  *   does for user mode: EAGAIN), FreeBSD 12's walker bounds.  It is right
  *   under SC_SCHED_4BSD; under SC_SCHED_ULE (FreeBSD 13's) a RUNNING
  *   thread may have td_oncpu == NOCPU, where FreeBSD 12 would call
- *   ipi_cpu(NOCPU): a KASSERT says so (EINVAL).  The wait is bounded (capture_timeout_ns,
- *   which must not be 0).  Teaching and tests only.
+ *   ipi_cpu(NOCPU): a KASSERT says so (EINVAL).  The wait is bounded
+ *   (capture_timeout_ns, which must not be 0).  Teaching and tests only.
  */
 #define SC_PROTO_IPI	0
 #define SC_PROTO_NMI	1
