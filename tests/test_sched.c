@@ -431,7 +431,7 @@ test_incoming_sets_own_oncpu(void **state)
 {
 	struct sc_machine_config cfg;
 	struct sleeper s = { .wmesg = "incoming" };
-	struct incoming in = { 0 };
+	struct incoming in = { .td = NULL };
 	struct sc_thread *td;
 
 	sc_machine_config_init(&cfg);
