@@ -191,9 +191,11 @@ enum sc_wait_strategy {
  * - SC_HOOK_SWITCH_NOCPU: inside the switch of td, after td_oncpu became
  *   NOCPU and before the context switch, interrupts disabled: must not
  *   sleep or take locks; may spin (bounded) on atomics.
- * - SC_HOOK_SWITCH_INCOMING: ULE only, right after SC_HOOK_SWITCH_NOCPU:
- *   td is the incoming thread, RUNNING, td_oncpu still NOCPU, its lock
- *   free (ULE's window).  The same rules.
+ * - SC_HOOK_SWITCH_INCOMING: inside the switch to td, right before the
+ *   context switch: td is the incoming thread, RUNNING, td_oncpu still
+ *   NOCPU (it sets its own once it runs).  Under ULE its lock is free
+ *   (ULE's window); under 4BSD its lock, the sched_lock, stays held until
+ *   it has set td_oncpu.  The same rules.
  */
 enum sc_hook_point {
 	SC_HOOK_SAVE_UNLOCKED = 0,
@@ -300,10 +302,10 @@ struct sc_machine_config {
  *   spin lock (nmi_lock) for the request, an NMI that the target CPU takes
  *   even with interrupts disabled (its handler then answers depth 0, as it
  *   does for user mode: EAGAIN), FreeBSD 12's walker bounds.  It is right
- *   under SC_SCHED_4BSD; under SC_SCHED_ULE a RUNNING thread may have
- *   td_oncpu == NOCPU, where FreeBSD 12 would send the NMI to no CPU:
- *   a KASSERT says so (EINVAL).  The wait is bounded (capture_timeout_ns,
- *   which must not be 0).  Teaching and tests only.
+ *   under SC_SCHED_4BSD; under SC_SCHED_ULE (FreeBSD 13's) a RUNNING
+ *   thread may have td_oncpu == NOCPU, where FreeBSD 12 would call
+ *   ipi_cpu(NOCPU): a KASSERT says so (EINVAL).  The wait is bounded
+ *   (capture_timeout_ns, which must not be 0).  Teaching and tests only.
  */
 #define SC_PROTO_IPI	0
 #define SC_PROTO_NMI	1
@@ -312,9 +314,10 @@ struct sc_machine_config {
  * The reviewers' catches (the review thread of the change, and
  * docs/protocol.md), each a mistake that the final protocol avoids and
  * that cfg.mistakes puts back, for teaching and tests only:
- * - SC_MISTAKE_STALE_ANSWER: the answer word is not cleared before the IPI
- *   (kib: "Don't you need to clear intr_pending before ipi ?"): an earlier
- *   answer is taken as this capture's, with its stack.
+ * - SC_MISTAKE_STALE_ANSWER: the answer word is cleared neither before the
+ *   IPI nor after the answer is read (kib: "Don't you need to clear
+ *   intr_pending before ipi ?"; the kernel does both): an earlier answer
+ *   is taken as this capture's, with its stack.
  * - SC_MISTAKE_NO_PROC_LOCK: a running target may be captured without its
  *   proc lock (mjg: "since thread lock is dropped nothing prevents the
  *   target thread from exiting and getting reallocated", and "can the

@@ -11,10 +11,16 @@
  *   for td walked td, this td, for this request), no invalid end state (no
  *   deadlock), and termination under weak fairness (<> done);
  * - each mistake, a compile-time switch (spin -DNAME): a counterexample.
- *     STALE_ANSWER      the answer word is not cleared before the IPI
+ *     STALE_ANSWER      the answer word is not cleared before the IPI,
+ *                       and an earlier capture left its answer there
+ *                       (init seeds it: the kernel's clear after use is
+ *                       what STALE_ANSWER drops too)
  *     NO_PROC_LOCK      the target's proc lock is not held
  *     SPIN_HELD         the requester holds a spin lock the target needs
  *     HOLD_THREAD_LOCK  the thread lock is kept across the IPI
+ *     NOCPU_OFF_CPU     td_oncpu == NOCPU is taken for "off every CPU":
+ *                       the thread lock re-taken, the pcb walked, without
+ *                       looking at TD_IS_RUNNING() again
  *     PROTO_NMI         FreeBSD 12's protocol (src/stack_machdep_nmi.c):
  *                       the thread lock held throughout, td_oncpu read
  *                       under it, an NMI that the target CPU takes with
@@ -178,8 +184,10 @@ end:
 	od
 }
 
-/* The requester: stack_save_td() of T, from a plain pthread. */
-active proctype requester()
+/* The requester: stack_save_td() of T, from a plain pthread.  init starts
+ * it once the machine is set up, so that it never looks at T before T
+ * runs (cur[] would read 0, which is T). */
+proctype requester()
 {
 	byte mygen, myseq, cpuid;
 
@@ -196,12 +204,12 @@ active proctype requester()
 	/* FreeBSD 12's stack_save_td_running(): the thread lock is held
 	 * throughout and td_oncpu is read under it. */
 	if
-	:: !running[T] -> goto out
+	:: !running[T] -> goto pcb
 	:: else -> skip
 	fi;
 	cpuid = oncpu[T];
-	/* ipi_cpu(NOCPU): a panic with INVARIANTS, else an NMI to no CPU
-	 * and a wait for ever. */
+	/* ipi_cpu(NOCPU) reads the word before cpu_apic_ids[]: a panic,
+	 * an NMI to some CPU or none, most likely a wait for ever. */
 	assert(cpuid != NOCPU);
 	atomic { nmi_pending = T; nmi[cpuid] = 1 };
 	nmi_pending == NONE;
@@ -210,9 +218,7 @@ active proctype requester()
 #endif
 again:
 	if
-	:: !running[T] ->
-		/* The pcb walk: T cannot start to run, its lock is held. */
-		goto out
+	:: !running[T] -> goto pcb
 	:: else -> skip
 	fi;
 #ifndef HOLD_THREAD_LOCK
@@ -224,7 +230,11 @@ again:
 #ifndef HOLD_THREAD_LOCK
 		lock(tlock);
 #endif
+#ifdef NOCPU_OFF_CPU
+		goto pcb
+#else
 		goto again
+#endif
 	:: else -> skip
 	fi;
 	atomic {
@@ -254,6 +264,12 @@ again:
 #endif
 		goto again
 	fi;
+pcb:
+	/*
+	 * The pcb walk: T is not running and cannot start to run while its
+	 * lock is held, so no CPU runs it (its saved %rbp is current).
+	 */
+	assert(cur[0] != T && cur[1] != T);
 out:
 	unlock(tlock);
 #ifdef SPIN_HELD
@@ -273,7 +289,8 @@ init {
 		answer = T; walked_td = T; walked_seq = 0;
 #endif
 		run cpu(0);
-		run cpu(1)
+		run cpu(1);
+		run requester()
 	}
 }
 

@@ -139,17 +139,22 @@ sc_4bsd_switch(struct sc_thread *td, struct sc_pcpu *pc)
 			sc_runq_add(m, td);
 	}
 	newtd = sc_choose(m, pc);
-	if (newtd == td) {
-		atomic_store(&td->td_oncpu, pc->pc_cpuid);
-		return;
+	if (newtd != td) {
+		/*
+		 * newtd is RUNNING with td_oncpu == NOCPU until it sets its
+		 * own, as in sched_4bsd.c; the sched_lock (its thread
+		 * lock) stays held throughout, so no one who takes it sees
+		 * that: a requester that read NOCPU without the lock
+		 * re-takes it, and waits for the store.
+		 */
+		sc__hook(m, SC_HOOK_SWITCH_INCOMING, newtd);
+		sc__sched_cpu_switch(pc, td, newtd, tmtx);
+		/* td runs again, maybe on another CPU, holding the lock. */
+		sc__spin_handoff(&m->m_sched_lock, td);
+		pc = sc__pcpu_get();
 	}
-
-	/* newtd's td_oncpu is set here, under the sched_lock. */
-	atomic_store(&newtd->td_oncpu, pc->pc_cpuid);
-	sc__sched_cpu_switch(pc, td, newtd, tmtx);
-
-	/* td runs again, maybe on another CPU, holding the sched_lock. */
-	sc__spin_handoff(&m->m_sched_lock, td);
+	/* Under the sched_lock, td says where it runs itself. */
+	atomic_store(&td->td_oncpu, pc->pc_cpuid);
 }
 
 /* sched_rem(): td on a run queue, its lock (the sched_lock) held. */
@@ -174,11 +179,15 @@ sc_4bsd_throw(struct sc_pcpu *pc)
 	sc__spin_lock(pc->pc_machine, &pc->pc_machine->m_sched_lock);
 }
 
-/* sched_fork_exit(): a new thread now owns the sched_lock it was handed. */
+/*
+ * sched_fork_exit(): a new thread now owns the sched_lock it was handed,
+ * and under it sets its own td_oncpu.
+ */
 static void
 sc_4bsd_fork_exit(struct sc_thread *td)
 {
 	sc__spin_handoff(&td->td_machine->m_sched_lock, td);
+	atomic_store(&td->td_oncpu, sc__pcpu_get()->pc_cpuid);
 }
 
 /* sched_idletd(): one run queue serves every CPU; nothing to steal. */

@@ -4,15 +4,22 @@
  *
  * Kernel counterpart: sys/x86/x86/stack_machdep.c as FreeBSD 12 had it,
  * before "Reimplement stack capture of running threads" (docs/history.md).
- * The requester holds the target's thread lock across the whole wait and
- * reads td_oncpu under it, takes the nmi_lock spin lock, publishes
+ * The requester holds the target's thread lock across the whole wait,
+ * takes the nmi_lock spin lock, reads td_oncpu, publishes
  * nmi_pending = td and sends an NMI; the target CPU's handler walks only
  * if its curthread is nmi_pending (an NMI meant for someone else is not
  * consumed), answers depth 0 for user mode or interrupts disabled, then
  * clears nmi_pending; depth 0 is EAGAIN.  Under 4BSD that is right: the
  * thread lock is the sched_lock, so a RUNNING thread stays on td_oncpu.
- * Under ULE a RUNNING thread may have td_oncpu == NOCPU while its lock is
- * free (sched_ule.c): FreeBSD 12's code would send the NMI to no CPU.
+ * Under FreeBSD 13's ULE a RUNNING thread may have td_oncpu == NOCPU while
+ * its lock is free (sched_ule.c): FreeBSD 12's code would call
+ * ipi_cpu(NOCPU), whose outcome depends on the word before cpu_apic_ids[]
+ * (the KASSERT below says how).  FreeBSD 12's own ULE had no such window.
+ *
+ * Two more differences from FreeBSD 12 (docs/protocol.md lists them):
+ * td_oncpu is read before nmi_lock is taken, so that the KASSERT fires
+ * with only the thread lock held; and a declined NMI just returns, where
+ * 12's trap() goes on to its other handling of the NMI.
  *
  * Beyond FreeBSD 12, only because the wait is bounded: the handler claims
  * the request (nmi_pending: td -> CLAIMED) before it walks, and walks into
@@ -82,9 +89,12 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
 	SC_KASSERT(cpuid != SC_NOCPU, EINVAL, "thread %d \"%s\" is RUNNING "
 	    "with td_oncpu == NOCPU, its thread lock held (ULE: chosen, "
 	    "cpu_switch() not returned into it yet).  FreeBSD 12 would "
-	    "ipi_cpu(NOCPU, IPI_TRACE): with INVARIANTS, panic \"IPI to "
-	    "non-existent CPU -1\"; without, an NMI to no CPU and a spin on "
-	    "nmi_pending for ever with nmi_lock held and interrupts disabled",
+	    "ipi_cpu(NOCPU, IPI_TRACE), which reads cpu_apic_ids[-1], the word "
+	    "before the array: if it is -1, the KASSERT \"IPI to non-existent "
+	    "CPU\" with INVARIANTS, else an NMI to the sender's own CPU; "
+	    "otherwise an NMI to whatever APIC ID it holds.  Unless that NMI "
+	    "finds td running, nmi_pending is never cleared: a spin for ever "
+	    "with nmi_lock held and interrupts disabled",
 	    td->td_tid, td->td_name);
 	sc__spin_lock(m, &sn->sn_lock);
 	atomic_store_explicit(&sn->sn_pending, (uintptr_t)td,

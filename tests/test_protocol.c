@@ -333,9 +333,10 @@ test_nmi_user_mode(void **state)
 	assert_int_equal(R.cnt.ebusy, 0);
 }
 
-/* FreeBSD 12's protocol under ULE, in the same window: RUNNING, NOCPU,
- * under the thread lock: 12 would send the NMI to no CPU (a panic with
- * INVARIANTS, a hang without).  The KASSERT says so, nothing is sent.
+/* FreeBSD 12's protocol under FreeBSD 13's ULE, in the same window:
+ * RUNNING, NOCPU, under the thread lock: 12 would ipi_cpu(NOCPU), which
+ * reads the word before cpu_apic_ids[] (a panic, an NMI to some CPU, a
+ * hang: that word decides).  The KASSERT says so, nothing is sent.
  * The final protocol on the same steps captures the target. */
 static void
 test_nmi_ule(void **state)

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "sc_internal.h"	/* td_lock and sp_owner, at the hook */
 #include "sc_test.h"
 #include "sc_test_bodies.h"
 
@@ -388,6 +389,68 @@ test_idle_cpu_steals(void **state)
 	assert_int_equal(sc_thread_join(hog), 0);
 }
 
+/* ------------------------------------------------------------------------
+ * The incoming thread's td_oncpu
+ * ------------------------------------------------------------------------ */
+
+struct incoming {
+	struct sc_thread *_Atomic td;	/* the thread to watch */
+	atomic_int	seen;
+	atomic_int	oncpu;		/* its td_oncpu at the hook */
+	atomic_int	state;		/* its state at the hook */
+	atomic_int	locked;		/* its thread lock held at the hook */
+};
+
+/* SC_HOOK_SWITCH_INCOMING: interrupts disabled, atomics only. */
+static void
+incoming_hook(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct incoming *in = arg;
+	struct sc_spin *sp;
+
+	if (point != SC_HOOK_SWITCH_INCOMING || td != atomic_load(&in->td) ||
+	    atomic_load(&in->seen))
+		return;
+	sp = atomic_load(&td->td_lock);
+	atomic_store(&in->oncpu, sc_thread_oncpu(td));
+	atomic_store(&in->state, sc_thread_state(td));
+	atomic_store(&in->locked, atomic_load(&sp->sp_owner) != 0);
+	atomic_store(&in->seen, 1);
+}
+
+/*
+ * Both schedulers put a chosen thread on its CPU with td_oncpu still
+ * NOCPU; it sets its own once cpu_switch() returns into it (sched_ule.c
+ * and sched_4bsd.c, sched_switch()).  Under ULE its lock is free
+ * meanwhile (the window of ule-incoming-nocpu); under 4BSD it is the
+ * sched_lock, held until the store, so whoever holds the thread lock never
+ * sees RUNNING with NOCPU.
+ */
+static void
+test_incoming_sets_own_oncpu(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sleeper s = { .wmesg = "incoming" };
+	struct incoming in = { .td = NULL };
+	struct sc_thread *td;
+
+	sc_machine_config_init(&cfg);
+	td = sc_test_spawn("incoming", sleep_until_go, &s);
+	WAIT_ASLEEP(td);
+	atomic_store(&in.td, td);
+	sc_machine_set_hook(tm, incoming_hook, &in);
+	atomic_store(&s.go, 1);
+	sc_wakeup(&s);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	sc_machine_set_hook(tm, NULL, NULL);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_true(atomic_load(&in.seen));
+	assert_int_equal(atomic_load(&in.oncpu), SC_NOCPU);
+	assert_int_equal(atomic_load(&in.state), SC_TDS_RUNNING);
+	assert_int_equal(atomic_load(&in.locked),
+	    cfg.sched == SC_SCHED_4BSD);
+}
+
 int
 main(void)
 {
@@ -405,6 +468,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_many_threads_progress,
 		    sc_test_setup_8cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_idle_cpu_steals,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_incoming_sets_own_oncpu,
 		    sc_test_setup_2cpu, sc_test_teardown),
 	};
 

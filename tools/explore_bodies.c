@@ -39,14 +39,15 @@
  *   a CPU has chosen is RUNNING with td_oncpu == NOCPU and its lock free
  *   until cpu_switch() returns into it; a capture that locks it then
  *   finds that window.  FreeBSD 12's protocol reads td_oncpu under the
- *   lock and would send the NMI to no CPU: a KASSERT.  The final protocol
+ *   lock and would call ipi_cpu(NOCPU): a KASSERT.  The final protocol
  *   spins on NOCPU and sends the IPI once the thread has set td_oncpu.
  *   Invariant: no KASSERT, no timeout, a capture that returns 0 holds the
  *   target's chain (EAGAIN is FreeBSD 12's answer for interrupts
  *   disabled).  The run is EXP_REACHED when a capture found the window
  *   and the invariant held: what ule-incoming-nocpu's search looks for.
- *   Under 4BSD td_oncpu is set under the sched_lock, before the switch:
- *   no window, and FreeBSD 12's protocol is right.
+ *   Under 4BSD the incoming thread sets td_oncpu while it still holds
+ *   the sched_lock, its thread lock: no window, and FreeBSD 12's protocol
+ *   is right.
  */
 #include <errno.h>
 #include <stdatomic.h>

@@ -1208,8 +1208,8 @@ const struct scn_scenario scn_scenarios[] = {
 	    "while one on cpu0 waits for its IPI" },
 	{ .name = "nmi-ule", .run = scn_incoming,
 	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
-	    .summary = "FreeBSD 12's NMI protocol under ULE: RUNNING with "
-	    "td_oncpu NOCPU under the lock, an NMI to no CPU: KASSERT",
+	    .summary = "FreeBSD 12's NMI protocol under 13's ULE: RUNNING "
+	    "with td_oncpu NOCPU under the lock, ipi_cpu(NOCPU): KASSERT",
 	    .sched = SCN_SCHED_ULE, .protocol = SC_PROTO_NMI,
 	    .flags = SCN_PANICS },
 };

@@ -513,11 +513,14 @@ kstack_reduce(const char *text, int kflag, char *out)
 	*out = '\0';
 }
 
-/* procstat's header: "%5s %6s %-16s %-16s %-29s". */
+/*
+ * procstat's header: "%5s %6s %-19s %-19s %-29s", and the same widths on
+ * each line (usr.bin/procstat/procstat_kstack.c, FreeBSD 12 to main).
+ */
 static void
 kstack_header(void)
 {
-	printf("%5s %6s %-16s %-16s %-29s\n", "PID", "TID", "COMM", "TDNAME",
+	printf("%5s %6s %-19s %-19s %-29s\n", "PID", "TID", "COMM", "TDNAME",
 	    "KSTACK");
 }
 
@@ -529,7 +532,7 @@ kstack_line(const struct demo_opts *o, const struct sc_proc *p,
 	const char *comm = sc_proc_comm(p);
 
 	/* TDNAME is "-" when empty or the same as the command. */
-	printf("%5d %6d %-16s %-16s ", sc_proc_pid(p), kk->tid, comm,
+	printf("%5d %6d %-19s %-19s ", sc_proc_pid(p), kk->tid, comm,
 	    kk->tdname[0] != '\0' && strcmp(kk->tdname, comm) != 0 ?
 	    kk->tdname : "-");
 	switch (kk->state) {

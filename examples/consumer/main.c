@@ -128,7 +128,7 @@ main(void)
 
 	/* kern.proc.kstack: the proc lock, then each thread's lock. */
 	sc_proc_kstack(p, kk, sizeof(kk) / sizeof(kk[0]), &n);
-	printf("%5s %6s %-16s %-16s %s\n", "PID", "TID", "COMM", "TDNAME",
+	printf("%5s %6s %-19s %-19s %s\n", "PID", "TID", "COMM", "TDNAME",
 	    "KSTACK");
 	for (i = 0; i < n && i < sizeof(kk) / sizeof(kk[0]); i++) {
 		if (kk[i].state == SC_KKST_STATE_STACKOK)
@@ -136,7 +136,7 @@ main(void)
 		else
 			snprintf(buf, sizeof(buf), "%s",
 			    state_name(kk[i].state));
-		printf("%5d %6d %-16s %-16s %s\n", sc_proc_pid(p), kk[i].tid,
+		printf("%5d %6d %-19s %-19s %s\n", sc_proc_pid(p), kk[i].tid,
 		    sc_proc_comm(p), kk[i].tdname, buf);
 		if (kk[i].tid == sc_thread_tid(td) &&
 		    kk[i].state == SC_KKST_STATE_STACKOK)
