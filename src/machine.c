@@ -206,29 +206,39 @@ sc_sched_default(void)
 }
 
 /*
- * STACKCAP_SEED, when set, replaces cfg.seed for every machine: any test
- * replays in deterministic mode without a rebuild.  Decimal or 0x hex; a
- * value that is not a number says so once and is ignored.
+ * The seed that STACKCAP_SEED holds: a plain decimal number or a 0x (0X)
+ * hex number below 2^64, nothing before or after it.  strtoull() alone
+ * takes more ("-1" as 2^64 - 1, " 7", "+7", "010" as octal 8), so the
+ * digits are checked first, and its ERANGE catches an overflow.  False
+ * when the variable is unset or empty, or holds anything else: that is
+ * said once on stderr, and ignored (docs/determinism.md).  Context: any
+ * thread.
  */
-static void
-sc_seed_override(struct sc_machine_config *cfg)
+bool
+sc__env_seed(uint64_t *seedp)
 {
 	static _Atomic int warned;
 	const char *v = getenv("STACKCAP_SEED");
-	char *end;
+	const char *digits;
 	unsigned long long seed;
+	bool hex;
 
 	if (v == NULL || *v == '\0')
-		return;
+		return (false);
+	hex = v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+	digits = hex ? v + 2 : v;
 	errno = 0;
-	seed = strtoull(v, &end, 0);
-	if (errno != 0 || *end != '\0') {
+	seed = strtoull(digits, NULL, hex ? 16 : 10);
+	if (*digits == '\0' || strspn(digits, hex ? "0123456789abcdefABCDEF" :
+	    "0123456789") != strlen(digits) || errno != 0) {
 		if (atomic_exchange(&warned, 1) == 0)
 			fprintf(stderr, "stackcap: STACKCAP_SEED=%s is not a "
-			    "number; ignored\n", v);
-		return;
+			    "seed (a decimal or 0x number below 2^64); "
+			    "ignored\n", v);
+		return (false);
 	}
-	cfg->seed = (uint64_t)seed;
+	*seedp = (uint64_t)seed;
+	return (true);
 }
 
 static void
@@ -305,7 +315,9 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	/* The two deadlocks that only the bounded wait ends. */
 	if (cfg->hold_lock_across_ipi)
 		cfg->mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
-	sc_seed_override(cfg);
+	/* STACKCAP_SEED replaces cfg.seed: any test replays in
+	 * deterministic mode without a rebuild. */
+	(void)sc__env_seed(&cfg->seed);
 	if ((cfg->mistakes & (SC_MISTAKE_SPIN_HELD |
 	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 && cfg->capture_timeout_ns == 0)
 		return (EINVAL);

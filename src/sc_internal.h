@@ -511,6 +511,7 @@ void	sc__cpu_idle_wakeup(struct sc_machine *m, struct sc_pcpu *pc);
 __attribute__((noreturn)) void sc__cpu_leave(struct sc_pcpu *pc,
 	    struct sc_thread *td);
 __attribute__((noreturn)) void sc__cpu_stop(struct sc_pcpu *pc);
+bool	sc__env_seed(uint64_t *seedp);
 
 /* stack_machdep.c: the hooks (they sit with the protocol) */
 void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
