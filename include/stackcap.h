@@ -836,10 +836,11 @@ struct sc_kstack {
  * held from one entry to the next.  Fills out[0..max) and sets *n to the
  * number of threads listed (which may exceed max).  out[] elements are
  * elsize bytes apart (the wrapper sc_proc_kstack() passes
- * sizeof(struct sc_kstack)).
- * Returns 0, EINVAL when elsize is smaller than stackcap 0.1's struct, or
- * EINVAL (KASSERT) when the caller holds p's proc lock or a spin lock.
- * Context: any thread.
+ * sizeof(struct sc_kstack)); out may be NULL when max is 0 (*n alone).
+ * Returns 0; EINVAL for a bad argument, with no KASSERT (p or n NULL, out
+ * NULL with max > 0, elsize smaller than stackcap 0.1's struct); EINVAL
+ * (KASSERT) when the caller holds p's proc lock or a spin lock.  *n is
+ * set only on 0.  Context: any thread.
  */
 SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
 		    struct sc_kstack *out, size_t elsize, size_t max,
@@ -872,11 +873,13 @@ SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
  *
  * Fills out[0..max) (elements elsize bytes apart; the wrapper passes
  * sizeof(struct sc_kstack)) and sets *n to the number of threads listed,
- * which may exceed max (only the first max are captured).  Returns 0,
- * EINVAL (a NULL argument, elsize smaller than stackcap 0.1's struct, or a
- * KASSERT: the caller holds a proc lock of m, a spin lock, or is inside a
- * capture of m) or ENOMEM.  Context: a plain pthread or a simulated thread
- * (of m, or of another machine), not a signal handler.
+ * which may exceed max (only the first max are captured); out may be NULL
+ * when max is 0 (*n alone).  Returns 0; EINVAL for a bad argument, with
+ * no KASSERT (m or n NULL, out NULL with max > 0, elsize smaller than
+ * stackcap 0.1's struct); EINVAL (KASSERT) when the caller holds a proc
+ * lock of m or a spin lock, or is inside a capture of m; or ENOMEM.  *n is
+ * set only on 0.  Context: a plain pthread or a simulated thread (of m,
+ * or of another machine), not a signal handler.
  */
 SC_EXTERN int	sc_machine_snapshot_sz(struct sc_machine *m,
 		    struct sc_kstack *out, size_t elsize, size_t max,
