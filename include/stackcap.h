@@ -585,13 +585,18 @@ SC_EXTERN unsigned int sc_thread_gen(const struct sc_thread *td);
 SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
 		    int cpu);
 
-/* Wait until td has exited.  Returns 0; EDEADLK if td is the caller;
- * EINVAL if td never exits: an idle thread, or a thread parked by a
- * KASSERT (also when it is parked while we wait).  Once it returned 0, td
- * may be reused for a new thread (the lifetime of a struct sc_thread,
- * above): the last of the joins under way gives it back to the thread
- * zone.  Takes td's proc lock to unlink it, unless the caller holds it.
- * Context: any thread (a simulated thread sleeps). */
+/* Wait until td has exited.  Returns 0; EDEADLK if td is the caller, or
+ * if the caller holds td's proc lock (td's exit takes it, so the wait
+ * would never end: an error to test, as pthread_join()'s EDEADLK, not a
+ * KASSERT; refused even when td has exited already, so that the answer
+ * never depends on timing); EINVAL if td never exits: an idle thread, or
+ * a thread parked by a KASSERT (also when it is parked while we wait).
+ * KASSERT (EINVAL): a spin lock held (a thread lock: td's exit, or the
+ * switch that lets td run, may need it).  Once it returned 0, td may be
+ * reused for a new thread (the lifetime of a struct sc_thread, above):
+ * the last of the joins under way gives it back to the thread zone.
+ * Takes td's proc lock to unlink it.  Context: any thread (a simulated
+ * thread sleeps). */
 SC_EXTERN int	sc_thread_join(struct sc_thread *td);
 
 /*
