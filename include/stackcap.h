@@ -261,16 +261,20 @@ struct sc_machine_config {
 					   STACKCAP_SEED overrides it */
 	int	sim_pct_depth;		/* with seed: 0 a random scheduler;
 					   d in 1..64, PCT with d - 1
-					   priority change points */
+					   priority change points; not 0
+					   needs a seed (else EINVAL) */
 	unsigned sim_pct_steps;		/* PCT: the change points fall in
-					   steps 1..this (0: 10000) */
+					   steps 1..this (0: 10000);
+					   unused without PCT */
 	/* --- stackcap 0.5 --- */
 	int	capture_serial;		/* 1: the kernel's single intr_lock,
 					   one capture of a running thread
 					   at a time, and a snapshot is one
 					   capture after another; 0
 					   (default): a request slot per
-					   CPU (docs/protocol.md) */
+					   CPU (docs/protocol.md); only
+					   with SC_PROTO_IPI and
+					   SC_ARCH_AMD64 (else EINVAL) */
 };
 
 /*
@@ -303,7 +307,15 @@ struct sc_machine_config {
  *   under SC_SCHED_4BSD; under SC_SCHED_ULE a RUNNING thread may have
  *   td_oncpu == NOCPU, where FreeBSD 12 would send the NMI to no CPU:
  *   a KASSERT says so (EINVAL).  The wait is bounded (capture_timeout_ns,
- *   which must not be 0).  Teaching and tests only.
+ *   which must not be 0).  Teaching and tests only.  amd64's only (not
+ *   with SC_ARCH_ARM64), and without capture_serial (the IPI protocol's
+ *   choice of lock: nmi_lock is the NMI protocol's own): EINVAL.  Of the
+ *   mistakes, SC_MISTAKE_NO_PROC_LOCK and SC_MISTAKE_SPIN_HELD drop the
+ *   same entry checks as under SC_PROTO_IPI; SC_MISTAKE_STALE_ANSWER and
+ *   SC_MISTAKE_HOLD_THREAD_LOCK are the IPI protocol's: EINVAL (FreeBSD
+ *   12's requester opens each request by storing nmi_pending = td, which
+ *   the handler's clear answers, so no answer word is left to go stale;
+ *   and it holds the thread lock across the wait by design).
  */
 #define SC_PROTO_IPI	0
 #define SC_PROTO_NMI	1
@@ -343,6 +355,8 @@ struct sc_machine_config {
  * and jhibbits' catch in the review).  On arm64, riscv and powerpc the
  * kernel cannot capture a running thread: stack_save_td() returns
  * EOPNOTSUPP for it, curthread included, so procstat -kk shows <running>.
+ * So SC_ARCH_ARM64 takes no setting of that capture: SC_PROTO_NMI, a
+ * mistake (hold_lock_across_ipi too) or capture_serial is EINVAL.
  */
 #define SC_ARCH_AMD64	0
 #define SC_ARCH_ARM64	1
@@ -434,11 +448,26 @@ SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
  * than stackcap 0.1's struct), EBUSY (a handler that is not stackcap's is
  * installed for cfg->ipi_signo; machines may share one signal), ENOMEM
  * (also when a CPU's alternate signal stack cannot be set up), or the
- * error of pthread_create() (EAGAIN).  *mp is NULL on error.
+ * error of pthread_create() (EAGAIN).  *mp is NULL on error.  A bad config
+ * is a field out of its range, or settings that contradict each other
+ * (one would silently do nothing): SC_PROTO_NMI with SC_ARCH_ARM64, with
+ * capture_serial, with SC_MISTAKE_STALE_ANSWER or with
+ * SC_MISTAKE_HOLD_THREAD_LOCK; SC_ARCH_ARM64 with a mistake or with
+ * capture_serial; sim_pct_depth without a seed (cfg.seed or
+ * STACKCAP_SEED).  sc_machine_config_error() says which.
  * Context: a plain pthread.
  */
 SC_EXTERN int	sc_machine_create_sz(const struct sc_machine_config *cfg,
 		    size_t size, struct sc_machine **mp);
+
+/*
+ * Why the calling pthread's last sc_machine_create() failed, in one
+ * sentence that names the fields ("sim_pct_depth without a seed: ..."):
+ * for every EINVAL, and for EBUSY; "" after a success or another error.
+ * Never NULL; a static string.  Context: the pthread that called
+ * sc_machine_create().
+ */
+SC_EXTERN const char *sc_machine_config_error(void);
 
 /*
  * Stop every CPU and free everything, whatever state the threads are in.

@@ -517,7 +517,9 @@ bool	sc__env_seed(uint64_t *seedp);
 void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
 	    struct sc_thread *td);
 
-/* trace.c */
+/* trace.c; nevents at most SC_TRACE_MAX_EVENTS (sc_machine_create()
+ * refuses more) */
+#define SC_TRACE_MAX_EVENTS	((size_t)1 << 24)
 int	sc__trace_init(struct sc_machine *m, size_t nevents);
 void	sc__trace_fini(struct sc_machine *m);
 void	sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid,
@@ -534,6 +536,7 @@ void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
 } while (0)
 
 /* mp_x86.c */
+bool	sc__ipi_signo_ok(int signo);
 int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);

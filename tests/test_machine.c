@@ -26,6 +26,8 @@ expect_config_einval(void (*bad)(struct sc_machine_config *))
 	bad(&cfg);
 	assert_int_equal(sc_machine_create(&cfg, &m), EINVAL);
 	assert_null(m);
+	/* Every refusal says why. */
+	assert_true(sc_machine_config_error()[0] != '\0');
 }
 
 /* A config that sets one field to a bad value. */

@@ -3,7 +3,8 @@
  * failed check makes the public call return EINVAL with every lock as the
  * caller held it (never "does the work and drops the caller's lock"), and
  * no wait is unbounded after it.  A simulated thread that fails a check is
- * parked for good, and sc_thread_join() on it says so.
+ * parked for good, and sc_thread_join() on it says so.  And configurations
+ * that contradict themselves: EINVAL, with the reason.
  *
  * Kernel counterparts: the KASSERTs and mtx_assert()s at the top of
  * FreeBSD's functions (sys/kern/kern_synch.c mi_switch(),
@@ -12,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "sc_test.h"
 #include "sc_internal.h"	/* sc__td_uninhibit(), for the lock assertion */
@@ -404,6 +406,164 @@ test_lock_assertion_fires(void **state)
 	assert_int_equal(sc_test_panic_count(), 1);
 }
 
+/* ------------------------------------------------------------------------
+ * Configurations that contradict themselves
+ * ------------------------------------------------------------------------ */
+
+static void
+nmi_arm64(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->arch = SC_ARCH_ARM64;
+}
+static void
+nmi_serial(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->capture_serial = 1;
+}
+static void
+nmi_stale(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->mistakes = SC_MISTAKE_STALE_ANSWER;
+}
+static void
+nmi_hold(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->mistakes = SC_MISTAKE_HOLD_THREAD_LOCK;
+}
+static void
+nmi_hold_field(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->hold_lock_across_ipi = 1;
+}
+static void
+arm64_stale(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->mistakes = SC_MISTAKE_STALE_ANSWER;
+}
+static void
+arm64_no_proc_lock(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->mistakes = SC_MISTAKE_NO_PROC_LOCK;
+}
+static void
+arm64_spin_held(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->mistakes = SC_MISTAKE_SPIN_HELD;
+}
+static void
+arm64_hold(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->hold_lock_across_ipi = 1;
+}
+static void
+arm64_serial(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->capture_serial = 1;
+}
+static void
+pct_no_seed(struct sc_machine_config *c)
+{
+	c->seed = 0;
+	c->sim_pct_depth = 3;
+}
+
+static void
+nmi_no_proc_lock_spin_held(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->mistakes = SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD;
+}
+
+/* Create a machine of set()'s config: its error, and its reason. */
+static int
+config_try(void (*set)(struct sc_machine_config *), const char **why)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m = NULL;
+	int error;
+
+	sc_machine_config_init(&cfg);
+	set(&cfg);
+	error = sc_machine_create(&cfg, &m);
+	*why = sc_machine_config_error();
+	if (m != NULL)
+		sc_machine_destroy(m);
+	return (error);
+}
+
+/*
+ * Each of these was accepted, and one of its settings silently did
+ * nothing: the NMI protocol has no intr_lock, no answer word to leave
+ * stale, and holds the thread lock by design; arm64 captures no running
+ * thread; PCT is a deterministic scheduler.  Now each is EINVAL, and
+ * sc_machine_config_error() names the settings.  The mistakes that mean
+ * the same under NMI (they drop entry checks) stay accepted.
+ */
+static void
+test_contradictory_configs(void **state)
+{
+	static const struct {
+		void	(*set)(struct sc_machine_config *);
+		const char *why;
+	} bad[] = {
+		{ nmi_arm64, "SC_ARCH_ARM64 with SC_PROTO_NMI" },
+		{ nmi_serial, "SC_PROTO_NMI with capture_serial" },
+		{ nmi_stale, "SC_PROTO_NMI with SC_MISTAKE_STALE_ANSWER" },
+		{ nmi_hold, "SC_MISTAKE_HOLD_THREAD_LOCK" },
+		{ nmi_hold_field, "hold_lock_across_ipi" },
+		{ arm64_stale, "SC_ARCH_ARM64 with SC_PROTO_NMI, a mistake" },
+		{ arm64_no_proc_lock, "SC_ARCH_ARM64" },
+		{ arm64_spin_held, "SC_ARCH_ARM64" },
+		{ arm64_hold, "SC_ARCH_ARM64" },
+		{ arm64_serial, "capture_serial" },
+		{ pct_no_seed, "sim_pct_depth without a seed" },
+	};
+	char *env = getenv("STACKCAP_SEED");
+	const char *why;
+	size_t i;
+	int error, wrong = 0;
+
+	(void)state;
+	/* The seed may come from the environment: not here, at first. */
+	env = env != NULL ? strdup(env) : NULL;
+	unsetenv("STACKCAP_SEED");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		error = config_try(bad[i].set, &why);
+		if (error != EINVAL || strstr(why, bad[i].why) == NULL) {
+			print_error("contradictory config %zu: %s, \"%s\"\n",
+			    i, sc_errname(error), why);
+			wrong++;
+		}
+	}
+	/* A seed from STACKCAP_SEED is a seed; "0" and "-1" are none. */
+	setenv("STACKCAP_SEED", "5", 1);
+	wrong += config_try(pct_no_seed, &why) != 0;
+	wrong += *why != '\0';
+	setenv("STACKCAP_SEED", "0", 1);
+	wrong += config_try(pct_no_seed, &why) != EINVAL;
+	setenv("STACKCAP_SEED", "-1", 1);
+	wrong += config_try(pct_no_seed, &why) != EINVAL;
+	unsetenv("STACKCAP_SEED");
+	if (env != NULL) {
+		setenv("STACKCAP_SEED", env, 1);
+		free(env);
+	}
+	assert_int_equal(wrong, 0);
+	/* Defined: they drop the entry checks, as under SC_PROTO_IPI. */
+	assert_int_equal(config_try(nmi_no_proc_lock_spin_held, &why), 0);
+	assert_string_equal(why, "");
+}
+
 int
 main(void)
 {
@@ -419,6 +579,7 @@ main(void)
 		T(test_join_idle),
 		T(test_nested_user_call),
 		T(test_lock_assertion_fires),
+		T(test_contradictory_configs),
 	};
 #undef T
 
