@@ -122,6 +122,32 @@ test_kstack_thread_locked(void **state)
 	finish_sleeper(&s, td);
 }
 
+/*
+ * sc_wakeup() with the thread lock of a sleeper on the same chain held
+ * (which is that chain's lock): the KASSERT "recursed" returned, and the
+ * broadcast went on without the lock, woke the sleeper and released the
+ * caller's lock ("not owned").  Now the call checks first and does
+ * nothing: the sleeper still sleeps, the caller still holds its lock.
+ */
+static void
+test_wakeup_chain_locked(void **state)
+{
+	struct sleeper s;
+	struct sc_thread *td = spawn_sleeper(&s);
+
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(td);
+	sc_wakeup(&s);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "chain lock held"));
+	assert_true(sc_thread_lock_owned(td));
+	assert_int_equal(sc_thread_state(td), SC_TDS_INHIBITED);
+	assert_true(sc_thread_inhibitors(td) & SC_TDI_SLEEPING);
+	sc_thread_unlock(td);
+	assert_int_equal(sc_test_panic_count(), 1);
+	finish_sleeper(&s, td);
+}
+
 /* ------------------------------------------------------------------------
  * A capture from a hook inside a capture
  * ------------------------------------------------------------------------ */
@@ -573,6 +599,7 @@ main(void)
 		T(test_swapout_proc_locked),
 		T(test_swap_thread_locked),
 		T(test_kstack_thread_locked),
+		T(test_wakeup_chain_locked),
 		T(test_nested_capture_from_hook),
 		T(test_sleep_interrupts_disabled),
 		T(test_mutex_with_spin_fast_path),
