@@ -480,7 +480,8 @@ SC_EXTERN const char *sc_machine_config_error(void);
  * or in libc) is reported on stderr and the machine's memory is leaked
  * rather than hang; the process stays usable.  No other call on m may
  * overlap.  Context: a plain pthread, or a simulated thread of another
- * machine (a thread of m itself: KASSERT).
+ * machine (a thread of m itself: KASSERT), with no spin lock held
+ * (KASSERT: a CPU that waits for it could not be stopped).
  */
 SC_EXTERN void	sc_machine_destroy(struct sc_machine *m);
 

@@ -588,6 +588,11 @@ sc_machine_destroy(struct sc_machine *m)
 
 	if (m == NULL)
 		return;
+	/* A CPU that waits for the caller's spin lock, interrupts
+	 * disabled, could not be stopped; the sleep-queue chains, which
+	 * the destroy takes, are spin locks too. */
+	SC_KASSERT(sc__spin_held_count() == 0, , "sc_machine_destroy with a "
+	    "spin lock held (a thread lock?)");
 	SC_KASSERT(sc_curthread() == NULL ||
 	    sc_curthread()->td_machine != m, , "thread %d destroys its own "
 	    "machine", sc_curthread()->td_tid);

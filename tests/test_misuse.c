@@ -148,6 +148,34 @@ test_wakeup_chain_locked(void **state)
 	finish_sleeper(&s, td);
 }
 
+/*
+ * sc_machine_destroy() with a spin lock held (a sleeper's thread lock,
+ * here a sleep-queue chain lock): the destroy went on, met the chain lock
+ * in sc__sleepq_remove_machine() (KASSERT "recursed"), and released it on
+ * the caller's behalf; a CPU that needed the lock could not be stopped.
+ * Now the destroy checks first and does nothing: the machine still works.
+ */
+static void
+test_destroy_spin_held(void **state)
+{
+	struct sleeper s;
+	struct sc_thread *td = spawn_sleeper(&s);
+	struct sc_kstack kk[2];
+	size_t n;
+
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(td);
+	sc_machine_destroy(tm);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+	assert_true(sc_thread_lock_owned(td));
+	sc_thread_unlock(td);
+	assert_int_equal(sc_proc_kstack(tp, kk, 2, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(sc_test_panic_count(), 1);
+	finish_sleeper(&s, td);
+}
+
 /* ------------------------------------------------------------------------
  * A capture from a hook inside a capture
  * ------------------------------------------------------------------------ */
@@ -600,6 +628,7 @@ main(void)
 		T(test_swap_thread_locked),
 		T(test_kstack_thread_locked),
 		T(test_wakeup_chain_locked),
+		T(test_destroy_spin_held),
 		T(test_nested_capture_from_hook),
 		T(test_sleep_interrupts_disabled),
 		T(test_mutex_with_spin_fast_path),
