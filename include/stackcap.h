@@ -555,7 +555,8 @@ SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
  * runnable at once.  When fn returns, the thread exits.  name is copied
  * (truncated to 31 chars).  Returns 0, EINVAL, ENOMEM (also when the
  * stack's guard page cannot be made: each kernel stack costs two mappings
- * of vm.max_map_count).  Context: any thread.
+ * of vm.max_map_count).  KASSERT (EINVAL): a spin lock held (a thread
+ * lock: the new thread's run queue lock may be it).  Context: any thread.
  */
 SC_EXTERN int	sc_thread_create(struct sc_proc *p, const char *name,
 		    void (*fn)(void *), void *arg, struct sc_thread **tdp);

@@ -309,6 +309,11 @@ sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
 
 	if (p == NULL || name == NULL || fn == NULL || tdp == NULL)
 		return (EINVAL);
+	/* Before anything is done: sched_add() takes a run queue's lock,
+	 * which the caller's may be (the kernel's thread_alloc() may sleep,
+	 * so no spin lock may be held there either). */
+	SC_KASSERT(sc__spin_held_count() == 0, EINVAL, "proc %d: thread "
+	    "create with a spin lock held (a thread lock?)", p->p_pid);
 	m = p->p_machine;
 	if (atomic_load(&m->m_dying))
 		return (EINVAL);

@@ -176,6 +176,44 @@ test_destroy_spin_held(void **state)
 	finish_sleeper(&s, td);
 }
 
+static void
+nop_thread(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * sc_thread_create() with a run queue's lock held (the thread lock of a
+ * thread that waits for its first run): sched_add() met the lock
+ * (KASSERT "recursed"), went on, created the thread and released the
+ * lock on the caller's behalf.  Now the create checks first and does
+ * nothing.
+ */
+static void
+test_create_spin_held(void **state)
+{
+	struct sc_thread *iw = sc_test_spawn_ithread("iwait", nop_thread,
+	    NULL), *td = NULL;
+	size_t n0, n;
+
+	sc_proc_threads(tp, NULL, 0, &n0);
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(iw);
+	assert_int_equal(sc_thread_create(tp, "t", nop_thread, NULL, &td),
+	    EINVAL);
+	assert_int_equal(sc_ithread_create(tp, "t", nop_thread, NULL, &td),
+	    EINVAL);
+	assert_true(sc_thread_lock_owned(iw));
+	sc_thread_unlock(iw);
+	assert_int_equal(sc_test_panic_count(), 2);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+	assert_null(td);
+	sc_proc_threads(tp, NULL, 0, &n);
+	assert_int_equal(n, n0);
+	assert_int_equal(sc_ithread_schedule(iw), 0);
+	assert_int_equal(sc_thread_join(iw), 0);
+}
+
 /* ------------------------------------------------------------------------
  * A capture from a hook inside a capture
  * ------------------------------------------------------------------------ */
@@ -629,6 +667,7 @@ main(void)
 		T(test_kstack_thread_locked),
 		T(test_wakeup_chain_locked),
 		T(test_destroy_spin_held),
+		T(test_create_spin_held),
 		T(test_nested_capture_from_hook),
 		T(test_sleep_interrupts_disabled),
 		T(test_mutex_with_spin_fast_path),
