@@ -640,7 +640,9 @@ SC_EXTERN int	sc_thread_join(struct sc_thread *td);
  * mapping more (td stays swapped).  A runnable thread that is swapped out
  * leaves the run queue until it is swapped in.
  * KASSERTs (EINVAL): swapout with td's proc lock or any spin lock held;
- * swapin with td's thread lock held.  Context: any thread.
+ * swapin with td's thread lock or any other spin lock held (a run
+ * queue's lock, which a runnable td goes back to, may be it).
+ * Context: any thread.
  */
 SC_EXTERN int	sc_thread_swapout(struct sc_thread *td);
 SC_EXTERN int	sc_thread_swapin(struct sc_thread *td);

@@ -214,6 +214,37 @@ test_create_spin_held(void **state)
 	assert_int_equal(sc_thread_join(iw), 0);
 }
 
+/*
+ * sc_thread_swapin() of a runnable thread with a run queue's lock held
+ * (here an ithread's thread lock): sched_add() met it (KASSERT
+ * "recursed"), went on and released it on the caller's behalf.  Now the
+ * swapin checks first and does nothing: the thread stays swapped.
+ */
+static void
+test_swapin_spin_held(void **state)
+{
+	struct sleeper s;
+	struct sc_thread *td = spawn_sleeper(&s);
+	struct sc_thread *iw = sc_test_spawn_ithread("iwait", nop_thread,
+	    NULL);
+
+	assert_int_equal(sc_thread_swapout(td), 0);
+	atomic_store(&s.go, 1);
+	sc_wakeup(&s);			/* runnable, but swapped */
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(iw);
+	assert_int_equal(sc_thread_swapin(td), EINVAL);
+	assert_true(sc_thread_lock_owned(iw));
+	sc_thread_unlock(iw);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+	assert_int_equal(sc_thread_inhibitors(td), SC_TDI_SWAPPED);
+	assert_int_equal(sc_thread_swapin(td), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_ithread_schedule(iw), 0);
+	assert_int_equal(sc_thread_join(iw), 0);
+}
+
 /* ------------------------------------------------------------------------
  * A capture from a hook inside a capture
  * ------------------------------------------------------------------------ */
@@ -668,6 +699,7 @@ main(void)
 		T(test_wakeup_chain_locked),
 		T(test_destroy_spin_held),
 		T(test_create_spin_held),
+		T(test_swapin_spin_held),
 		T(test_nested_capture_from_hook),
 		T(test_sleep_interrupts_disabled),
 		T(test_mutex_with_spin_fast_path),
