@@ -692,9 +692,9 @@ SC_EXTERN int	sc_curcpu(void);
 /* The simulated thread running the caller, or NULL on a plain pthread. */
 SC_EXTERN struct sc_thread *sc_curthread(void);
 /* Wake every thread asleep on wchan, in every machine.  A swapped sleeper
- * stays swapped (and off the run queue) until swapped in.  Not with the
- * thread lock of a sleeping thread held: that is a sleep-queue chain
- * lock, which the wakeup may need (KASSERT when it does; nothing done). */
+ * stays swapped (and off the run queue) until swapped in.  KASSERT
+ * (nothing done): a spin lock held (a thread lock: a sleep-queue chain
+ * lock or a run queue's lock, which the wakeup may need). */
 SC_EXTERN void	sc_wakeup(const void *wchan);
 
 /*

@@ -165,13 +165,17 @@ sc__sleepq_broadcast(const void *wchan)
 {
 	bool det = sc_sleepq_det();
 
-	/* Before anything is taken: the recursion that sc__spin_lock()
-	 * catches would leave the broadcast going on without the lock, and
-	 * release the caller's at its end. */
-	SC_KASSERT(!sc__spin_owned(&sc_sleepq_chain_of(wchan, det)->sc_lock) &&
-	    !sc__spin_owned(&sc_sleepq_chain_of(wchan, !det)->sc_lock), ,
-	    "wakeup(%p) with its sleep-queue chain lock held (the thread "
-	    "lock of a thread asleep on that chain?)", wchan);
+	/*
+	 * Before anything is taken: the broadcast takes wchan's chain locks,
+	 * then (sched_add()) a run queue's lock, either of which the
+	 * caller's may be; the recursion that sc__spin_lock() catches would
+	 * leave the broadcast going on without the lock, and release the
+	 * caller's at its end.  (The kernel's order is the same: a sleep
+	 * queue chain lock before a thread lock.)
+	 */
+	SC_KASSERT(sc__spin_held_count() == 0, , "wakeup(%p) with a spin "
+	    "lock held (a thread lock, or a sleep-queue chain lock held?)",
+	    wchan);
 	sc_sleepq_broadcast_chain(sc_sleepq_chain_of(wchan, det), wchan);
 	if (atomic_load(det ? &sc_sleepq_nreal : &sc_sleepq_ndet) > 0)
 		sc_sleepq_broadcast_chain(sc_sleepq_chain_of(wchan, !det),

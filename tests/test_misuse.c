@@ -139,7 +139,7 @@ test_wakeup_chain_locked(void **state)
 	sc_thread_lock(td);
 	sc_wakeup(&s);
 	assert_int_equal(sc_test_panic_count(), 1);
-	assert_non_null(strstr(sc_test_panic_msg(), "chain lock held"));
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock held"));
 	assert_true(sc_thread_lock_owned(td));
 	assert_int_equal(sc_thread_state(td), SC_TDS_INHIBITED);
 	assert_true(sc_thread_inhibitors(td) & SC_TDI_SLEEPING);
