@@ -122,18 +122,25 @@ test_kstack_thread_locked(void **state)
 	finish_sleeper(&s, td);
 }
 
+static void
+nop_thread(void *arg)
+{
+	(void)arg;
+}
+
 /*
  * sc_wakeup() with the thread lock of a sleeper on the same chain held
  * (which is that chain's lock): the KASSERT "recursed" returned, and the
  * broadcast went on without the lock, woke the sleeper and released the
- * caller's lock ("not owned").  Now the call checks first and does
- * nothing: the sleeper still sleeps, the caller still holds its lock.
+ * caller's lock ("not owned").  Now the call checks first, for any spin
+ * lock, and does nothing: the sleeper still sleeps, the caller still
+ * holds its lock.
  */
 static void
-test_wakeup_chain_locked(void **state)
+test_wakeup_spin_held(void **state)
 {
 	struct sleeper s;
-	struct sc_thread *td = spawn_sleeper(&s);
+	struct sc_thread *td = spawn_sleeper(&s), *iw;
 
 	sc_set_panic_handler(sc_test_panic_record);
 	sc_thread_lock(td);
@@ -145,7 +152,19 @@ test_wakeup_chain_locked(void **state)
 	assert_true(sc_thread_inhibitors(td) & SC_TDI_SLEEPING);
 	sc_thread_unlock(td);
 	assert_int_equal(sc_test_panic_count(), 1);
+	/* A run queue's lock (an ithread's thread lock), which the woken
+	 * sleeper's sched_add() would take (under 4BSD always: sched_lock):
+	 * the same, nothing done. */
+	iw = sc_test_spawn_ithread("iwait", nop_thread, NULL);
+	sc_thread_lock(iw);
+	sc_wakeup(&s);
+	assert_true(sc_thread_lock_owned(iw));
+	sc_thread_unlock(iw);
+	assert_int_equal(sc_test_panic_count(), 2);
+	assert_true(sc_thread_inhibitors(td) & SC_TDI_SLEEPING);
 	finish_sleeper(&s, td);
+	assert_int_equal(sc_ithread_schedule(iw), 0);
+	assert_int_equal(sc_thread_join(iw), 0);
 }
 
 /*
@@ -174,12 +193,6 @@ test_destroy_spin_held(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(sc_test_panic_count(), 1);
 	finish_sleeper(&s, td);
-}
-
-static void
-nop_thread(void *arg)
-{
-	(void)arg;
 }
 
 /*
@@ -696,7 +709,7 @@ main(void)
 		T(test_swapout_proc_locked),
 		T(test_swap_thread_locked),
 		T(test_kstack_thread_locked),
-		T(test_wakeup_chain_locked),
+		T(test_wakeup_spin_held),
 		T(test_destroy_spin_held),
 		T(test_create_spin_held),
 		T(test_swapin_spin_held),
