@@ -263,16 +263,20 @@ struct sc_machine_config {
 					   STACKCAP_SEED overrides it */
 	int	sim_pct_depth;		/* with seed: 0 a random scheduler;
 					   d in 1..64, PCT with d - 1
-					   priority change points */
+					   priority change points; not 0
+					   needs a seed (else EINVAL) */
 	unsigned sim_pct_steps;		/* PCT: the change points fall in
-					   steps 1..this (0: 10000) */
+					   steps 1..this (0: 10000);
+					   unused without PCT */
 	/* --- stackcap 0.5 --- */
 	int	capture_serial;		/* 1: the kernel's single intr_lock,
 					   one capture of a running thread
 					   at a time, and a snapshot is one
 					   capture after another; 0
 					   (default): a request slot per
-					   CPU (docs/protocol.md) */
+					   CPU (docs/protocol.md); only
+					   with SC_PROTO_IPI and
+					   SC_ARCH_AMD64 (else EINVAL) */
 };
 
 /*
@@ -306,6 +310,15 @@ struct sc_machine_config {
  *   thread may have td_oncpu == NOCPU, where FreeBSD 12 would call
  *   ipi_cpu(NOCPU): a KASSERT says so (EINVAL).  The wait is bounded
  *   (capture_timeout_ns, which must not be 0).  Teaching and tests only.
+ *   amd64's only (not with SC_ARCH_ARM64), and without capture_serial (the
+ *   IPI protocol's choice of lock: nmi_lock is the NMI protocol's own):
+ *   EINVAL.  Of the
+ *   mistakes, SC_MISTAKE_NO_PROC_LOCK and SC_MISTAKE_SPIN_HELD drop the
+ *   same entry checks as under SC_PROTO_IPI; SC_MISTAKE_STALE_ANSWER and
+ *   SC_MISTAKE_HOLD_THREAD_LOCK are the IPI protocol's: EINVAL (FreeBSD
+ *   12's requester opens each request by storing nmi_pending = td, which
+ *   the handler's clear answers, so no answer word is left to go stale;
+ *   and it holds the thread lock across the wait by design).
  */
 #define SC_PROTO_IPI	0
 #define SC_PROTO_NMI	1
@@ -346,6 +359,8 @@ struct sc_machine_config {
  * and jhibbits' catch in the review).  On arm64, riscv and powerpc the
  * kernel cannot capture a running thread: stack_save_td() returns
  * EOPNOTSUPP for it, curthread included, so procstat -kk shows <running>.
+ * So SC_ARCH_ARM64 takes no setting of that capture: SC_PROTO_NMI, a
+ * mistake (hold_lock_across_ipi too) or capture_serial is EINVAL.
  */
 #define SC_ARCH_AMD64	0
 #define SC_ARCH_ARM64	1
@@ -438,11 +453,26 @@ SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
  * installed for cfg->ipi_signo; machines may share one signal), ENOMEM
  * (also when a CPU's alternate signal stack cannot be set up), or EAGAIN
  * (pthread_create()'s, or a deterministic machine created by a pthread
- * that already drives 16).  *mp is NULL on error.
+ * that already drives 16).  *mp is NULL on error.  A bad config
+ * is a field out of its range, or settings that contradict each other
+ * (one would silently do nothing): SC_PROTO_NMI with SC_ARCH_ARM64, with
+ * capture_serial, with SC_MISTAKE_STALE_ANSWER or with
+ * SC_MISTAKE_HOLD_THREAD_LOCK; SC_ARCH_ARM64 with a mistake or with
+ * capture_serial; sim_pct_depth without a seed (cfg.seed or
+ * STACKCAP_SEED).  sc_machine_config_error() says which.
  * Context: a plain pthread.
  */
 SC_EXTERN int	sc_machine_create_sz(const struct sc_machine_config *cfg,
 		    size_t size, struct sc_machine **mp);
+
+/*
+ * Why the calling pthread's last sc_machine_create() failed, in one
+ * sentence that names the fields ("sim_pct_depth without a seed: ..."):
+ * for every EINVAL, and for EBUSY; "" after a success or another error.
+ * Never NULL; a static string.  Context: the pthread that called
+ * sc_machine_create().
+ */
+SC_EXTERN const char *sc_machine_config_error(void);
 
 /*
  * Stop every CPU and free everything, whatever state the threads are in.
@@ -455,7 +485,8 @@ SC_EXTERN int	sc_machine_create_sz(const struct sc_machine_config *cfg,
  * or in libc) is reported on stderr and the machine's memory is leaked
  * rather than hang; the process stays usable.  No other call on m may
  * overlap.  Context: a plain pthread, or a simulated thread of another
- * machine (a thread of m itself: KASSERT).
+ * machine (a thread of m itself: KASSERT), with no spin lock held
+ * (KASSERT: a CPU that waits for it could not be stopped).
  */
 SC_EXTERN void	sc_machine_destroy(struct sc_machine *m);
 
@@ -529,7 +560,8 @@ SC_EXTERN int	sc_proc_lock_owned(const struct sc_proc *p);
  * runnable at once.  When fn returns, the thread exits.  name is copied
  * (truncated to 31 chars).  Returns 0, EINVAL, ENOMEM (also when the
  * stack's guard page cannot be made: each kernel stack costs two mappings
- * of vm.max_map_count).  Context: any thread.
+ * of vm.max_map_count).  KASSERT (EINVAL): a spin lock held (a thread
+ * lock: the new thread's run queue lock may be it).  Context: any thread.
  */
 SC_EXTERN int	sc_thread_create(struct sc_proc *p, const char *name,
 		    void (*fn)(void *), void *arg, struct sc_thread **tdp);
@@ -573,13 +605,18 @@ SC_EXTERN unsigned int sc_thread_gen(const struct sc_thread *td);
 SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
 		    int cpu);
 
-/* Wait until td has exited.  Returns 0; EDEADLK if td is the caller;
- * EINVAL if td never exits: an idle thread, or a thread parked by a
- * KASSERT (also when it is parked while we wait).  Once it returned 0, td
- * may be reused for a new thread (the lifetime of a struct sc_thread,
- * above): the last of the joins under way gives it back to the thread
- * zone.  Takes td's proc lock to unlink it, unless the caller holds it.
- * Context: any thread (a simulated thread sleeps). */
+/* Wait until td has exited.  Returns 0; EDEADLK if td is the caller, or
+ * if the caller holds td's proc lock (td's exit takes it, so the wait
+ * would never end: an error to test, as pthread_join()'s EDEADLK, not a
+ * KASSERT; refused even when td has exited already, so that the answer
+ * never depends on timing); EINVAL if td never exits: an idle thread, or
+ * a thread parked by a KASSERT (also when it is parked while we wait).
+ * KASSERT (EINVAL): a spin lock held (a thread lock: td's exit, or the
+ * switch that lets td run, may need it).  Once it returned 0, td may be
+ * reused for a new thread (the lifetime of a struct sc_thread, above):
+ * the last of the joins under way gives it back to the thread zone.
+ * Takes td's proc lock to unlink it.  Context: any thread (a simulated
+ * thread sleeps). */
 SC_EXTERN int	sc_thread_join(struct sc_thread *td);
 
 /*
@@ -592,7 +629,9 @@ SC_EXTERN int	sc_thread_join(struct sc_thread *td);
  * mapping more (td stays swapped).  A runnable thread that is swapped out
  * leaves the run queue until it is swapped in.
  * KASSERTs (EINVAL): swapout with td's proc lock or any spin lock held;
- * swapin with td's thread lock held.  Context: any thread.
+ * swapin with td's thread lock or any other spin lock held (a run
+ * queue's lock, which a runnable td goes back to, may be it).
+ * Context: any thread.
  */
 SC_EXTERN int	sc_thread_swapout(struct sc_thread *td);
 SC_EXTERN int	sc_thread_swapin(struct sc_thread *td);
@@ -645,7 +684,9 @@ SC_EXTERN struct sc_thread *sc_curthread(void);
 /* Wake every thread asleep on wchan, in every machine; from a deterministic
  * machine's thread, or a plain pthread whose last call went into one, in
  * that machine and the real ones only (docs/determinism.md).  A swapped
- * sleeper stays swapped (and off the run queue) until swapped in. */
+ * sleeper stays swapped (and off the run queue) until swapped in.  KASSERT
+ * (nothing done): a spin lock held (a thread lock: a sleep-queue chain
+ * lock or a run queue's lock, which the wakeup may need). */
 SC_EXTERN void	sc_wakeup(const void *wchan);
 
 /*
@@ -827,10 +868,11 @@ struct sc_kstack {
  * held from one entry to the next.  Fills out[0..max) and sets *n to the
  * number of threads listed (which may exceed max).  out[] elements are
  * elsize bytes apart (the wrapper sc_proc_kstack() passes
- * sizeof(struct sc_kstack)).
- * Returns 0, EINVAL when elsize is smaller than stackcap 0.1's struct, or
- * EINVAL (KASSERT) when the caller holds p's proc lock or a spin lock.
- * Context: any thread.
+ * sizeof(struct sc_kstack)); out may be NULL when max is 0 (*n alone).
+ * Returns 0; EINVAL for a bad argument, with no KASSERT (p or n NULL, out
+ * NULL with max > 0, elsize smaller than stackcap 0.1's struct); EINVAL
+ * (KASSERT) when the caller holds p's proc lock or a spin lock.  *n is
+ * set only on 0.  Context: any thread.
  */
 SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
 		    struct sc_kstack *out, size_t elsize, size_t max,
@@ -863,11 +905,13 @@ SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
  *
  * Fills out[0..max) (elements elsize bytes apart; the wrapper passes
  * sizeof(struct sc_kstack)) and sets *n to the number of threads listed,
- * which may exceed max (only the first max are captured).  Returns 0,
- * EINVAL (a NULL argument, elsize smaller than stackcap 0.1's struct, or a
- * KASSERT: the caller holds a proc lock of m, a spin lock, or is inside a
- * capture of m) or ENOMEM.  Context: a plain pthread or a simulated thread
- * (of m, or of another machine), not a signal handler.
+ * which may exceed max (only the first max are captured); out may be NULL
+ * when max is 0 (*n alone).  Returns 0; EINVAL for a bad argument, with
+ * no KASSERT (m or n NULL, out NULL with max > 0, elsize smaller than
+ * stackcap 0.1's struct); EINVAL (KASSERT) when the caller holds a proc
+ * lock of m or a spin lock, or is inside a capture of m; or ENOMEM.  *n is
+ * set only on 0.  Context: a plain pthread or a simulated thread (of m,
+ * or of another machine), not a signal handler.
  */
 SC_EXTERN int	sc_machine_snapshot_sz(struct sc_machine *m,
 		    struct sc_kstack *out, size_t elsize, size_t max,

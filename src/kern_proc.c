@@ -233,9 +233,9 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 	struct sc_kstack *kk, one;
 	size_t i = 0, j, nt;
 
-	SC_KASSERT(p != NULL && n != NULL && (out != NULL || max == 0), EINVAL,
-	    "NULL argument");
-	if (elsize < SC__KSTACK_SIZE_V0)
+	/* Bad arguments are an error the caller can test, not misuse. */
+	if (p == NULL || n == NULL || (out == NULL && max != 0) ||
+	    elsize < SC__KSTACK_SIZE_V0)
 		return (EINVAL);
 	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
 	    "proc %d: proc lock already held", p->p_pid);

@@ -183,17 +183,16 @@ sc_thread_zone_take(struct sc_machine *m, uint32_t *prevtid)
  * thread_free() after the last join: unlink td from its proc
  * (thread_unlink(), under the proc lock, which a walk of p_threads may hold
  * instead of the list lock) and give it to the thread zone.  The caller
- * has counted itself out of td_joiners.
+ * has counted itself out of td_joiners, and does not hold the proc lock
+ * (sc_thread_join() refuses that).
  */
 static void
 sc_thread_zone_put(struct sc_thread *td)
 {
 	struct sc_machine *m = td->td_machine;
 	struct sc_proc *p = atomic_load(&td->td_proc);
-	bool locked = sc_proc_lock_owned(p);
 
-	if (!locked)
-		sc_proc_lock(p);
+	sc_proc_lock(p);
 	sc__host_lock(&m->m_list_mtx);
 	if (td->td_joiners == 0 && !td->td_released) {
 		td->td_released = true;
@@ -203,8 +202,7 @@ sc_thread_zone_put(struct sc_thread *td)
 		m->m_nthread_free++;
 	}
 	sc__host_unlock(&m->m_list_mtx);
-	if (!locked)
-		sc_proc_unlock(p);
+	sc_proc_unlock(p);
 }
 
 /*
@@ -311,6 +309,11 @@ sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
 
 	if (p == NULL || name == NULL || fn == NULL || tdp == NULL)
 		return (EINVAL);
+	/* Before anything is done: sched_add() takes a run queue's lock,
+	 * which the caller's may be (the kernel's thread_alloc() may sleep,
+	 * so no spin lock may be held there either). */
+	SC_KASSERT(sc__spin_held_count() == 0, EINVAL, "proc %d: thread "
+	    "create with a spin lock held (a thread lock?)", p->p_pid);
 	m = p->p_machine;
 	if (atomic_load(&m->m_dying))
 		return (EINVAL);
@@ -453,7 +456,22 @@ sc_thread_join(struct sc_thread *td)
 	bool last;
 
 	SC_KASSERT(td != NULL, EINVAL, "NULL thread");
+	/* A wait with a spin lock held, which td's exit, or the switch
+	 * that lets td run, may need: misuse, as in mi_switch(). */
+	SC_KASSERT(sc__spin_held_count() == 0, EINVAL, "thread %d: join "
+	    "with a spin lock held (a thread lock?)", td->td_tid);
 	if (td == sc_curthread())
+		return (EDEADLK);
+	/*
+	 * td's exit takes its proc lock: a join with it held would wait for
+	 * ever.  EDEADLK, as pthread_join() reports a deadlock it sees, and
+	 * as a self-join here, rather than a KASSERT: holding the proc lock
+	 * is not a misuse of the lock, the join is; the caller can test the
+	 * error without a panic handler, and a simulated thread is not
+	 * parked for it.  Refused even when td has exited already, so that
+	 * the answer depends on the caller's locks, never on timing.
+	 */
+	if (sc_proc_lock_owned(atomic_load(&td->td_proc)))
 		return (EDEADLK);
 	m = td->td_machine;
 	sc__ds_enter(m);

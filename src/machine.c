@@ -206,29 +206,39 @@ sc_sched_default(void)
 }
 
 /*
- * STACKCAP_SEED, when set, replaces cfg.seed for every machine: any test
- * replays in deterministic mode without a rebuild.  Decimal or 0x hex; a
- * value that is not a number says so once and is ignored.
+ * The seed that STACKCAP_SEED holds: a plain decimal number or a 0x (0X)
+ * hex number below 2^64, nothing before or after it.  strtoull() alone
+ * takes more ("-1" as 2^64 - 1, " 7", "+7", "010" as octal 8), so the
+ * digits are checked first, and its ERANGE catches an overflow.  False
+ * when the variable is unset or empty, or holds anything else: that is
+ * said once on stderr, and ignored (docs/determinism.md).  Context: any
+ * thread.
  */
-static void
-sc_seed_override(struct sc_machine_config *cfg)
+bool
+sc__env_seed(uint64_t *seedp)
 {
 	static _Atomic int warned;
 	const char *v = getenv("STACKCAP_SEED");
-	char *end;
+	const char *digits;
 	unsigned long long seed;
+	bool hex;
 
 	if (v == NULL || *v == '\0')
-		return;
+		return (false);
+	hex = v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+	digits = hex ? v + 2 : v;
 	errno = 0;
-	seed = strtoull(v, &end, 0);
-	if (errno != 0 || *end != '\0') {
+	seed = strtoull(digits, NULL, hex ? 16 : 10);
+	if (*digits == '\0' || strspn(digits, hex ? "0123456789abcdefABCDEF" :
+	    "0123456789") != strlen(digits) || errno != 0) {
 		if (atomic_exchange(&warned, 1) == 0)
 			fprintf(stderr, "stackcap: STACKCAP_SEED=%s is not a "
-			    "number; ignored\n", v);
-		return;
+			    "seed (a decimal or 0x number below 2^64); "
+			    "ignored\n", v);
+		return (false);
 	}
-	cfg->seed = (uint64_t)seed;
+	*seedp = (uint64_t)seed;
+	return (true);
 }
 
 static void
@@ -266,6 +276,98 @@ sc_machine_create(const struct sc_machine_config *cfg, struct sc_machine **mp)
 	return (sc_machine_create_sz(cfg, SC__CONFIG_SIZE_V0, mp));
 }
 
+/* Why the calling pthread's last sc_machine_create() failed, or "". */
+static _Thread_local const char *sc_create_why = "";
+
+const char *
+sc_machine_config_error(void)
+{
+	return (sc_create_why);
+}
+
+/*
+ * The reason cfg is refused (EINVAL), or NULL.  cfg is complete: the
+ * defaults of the fields an older caller lacks, hold_lock_across_ipi
+ * folded into mistakes, STACKCAP_SEED applied.  Settings that the others
+ * make meaningless are refused rather than ignored, so that no field of a
+ * config silently does nothing.
+ */
+static const char *
+sc_config_check(const struct sc_machine_config *cfg)
+{
+	const unsigned known = SC_MISTAKE_STALE_ANSWER |
+	    SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD |
+	    SC_MISTAKE_HOLD_THREAD_LOCK;
+
+	/* Each field alone. */
+	if (cfg->ncpu < 1 || cfg->ncpu > SC_MAXCPU)
+		return ("ncpu is not in 1..256");
+	if (cfg->kstack_pages < 1 || cfg->kstack_pages > 1024)
+		return ("kstack_pages is not in 1..1024");
+	if (!sc__ipi_signo_ok(cfg->ipi_signo))
+		return ("ipi_signo is no signal, or one that cannot be caught "
+		    "(SIGKILL, SIGSTOP) or a synchronous fault signal "
+		    "(SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS)");
+	if (cfg->capture_timeout_ns < 0)
+		return ("capture_timeout_ns is negative");
+	if (cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
+	    cfg->wait_strategy > SC_WAIT_SLEEP)
+		return ("wait_strategy is not an enum sc_wait_strategy");
+	if (cfg->wait_spin_ns < 0)
+		return ("wait_spin_ns is negative");
+	if (cfg->trace_events > SC_TRACE_MAX_EVENTS)
+		return ("trace_events is more than 2^24");
+	if ((cfg->mistakes & ~known) != 0)
+		return ("mistakes has a bit that is no SC_MISTAKE_*");
+	if (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64)
+		return ("arch is neither SC_ARCH_AMD64 nor SC_ARCH_ARM64");
+	if (cfg->sched != SC_SCHED_ULE && cfg->sched != SC_SCHED_4BSD)
+		return ("sched is neither SC_SCHED_ULE nor SC_SCHED_4BSD");
+	if (cfg->protocol != SC_PROTO_IPI && cfg->protocol != SC_PROTO_NMI)
+		return ("protocol is neither SC_PROTO_IPI nor SC_PROTO_NMI");
+	if (cfg->sim_pct_depth < 0 || cfg->sim_pct_depth > 64)
+		return ("sim_pct_depth is not in 0..64");
+	if (cfg->capture_serial != 0 && cfg->capture_serial != 1)
+		return ("capture_serial is neither 0 nor 1");
+
+	/* The deadlocks that only the bounded wait ends. */
+	if (cfg->protocol == SC_PROTO_NMI && cfg->capture_timeout_ns == 0)
+		return ("SC_PROTO_NMI with capture_timeout_ns 0: FreeBSD 12's "
+		    "wait never ends when no NMI answers, the simulation's "
+		    "must");
+	if ((cfg->mistakes & (SC_MISTAKE_SPIN_HELD |
+	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 && cfg->capture_timeout_ns == 0)
+		return ("SC_MISTAKE_SPIN_HELD or SC_MISTAKE_HOLD_THREAD_LOCK "
+		    "(hold_lock_across_ipi) with capture_timeout_ns 0: only "
+		    "the bounded wait ends their deadlock");
+
+	/* Settings that another makes meaningless. */
+	if (cfg->arch == SC_ARCH_ARM64 && (cfg->protocol != SC_PROTO_IPI ||
+	    cfg->mistakes != 0 || cfg->capture_serial != 0))
+		return ("SC_ARCH_ARM64 with SC_PROTO_NMI, a mistake "
+		    "(hold_lock_across_ipi too) or capture_serial: arm64 "
+		    "captures no running thread (EOPNOTSUPP), so no protocol, "
+		    "lock or mistake of that capture ever comes into play");
+	if (cfg->protocol == SC_PROTO_NMI && cfg->capture_serial != 0)
+		return ("SC_PROTO_NMI with capture_serial: capture_serial "
+		    "chooses between the IPI protocol's intr_lock and its "
+		    "per-CPU slots; FreeBSD 12's NMI protocol has one nmi_lock "
+		    "of its own, always");
+	if (cfg->protocol == SC_PROTO_NMI && (cfg->mistakes &
+	    (SC_MISTAKE_STALE_ANSWER | SC_MISTAKE_HOLD_THREAD_LOCK)) != 0)
+		return ("SC_PROTO_NMI with SC_MISTAKE_STALE_ANSWER or "
+		    "SC_MISTAKE_HOLD_THREAD_LOCK (hold_lock_across_ipi): "
+		    "those are mistakes of the IPI protocol (its answer word, "
+		    "its dropped thread lock); the NMI protocol opens each "
+		    "request with nmi_pending = td, which the handler's clear "
+		    "answers, and holds the thread lock by design");
+	if (cfg->sim_pct_depth != 0 && cfg->seed == 0)
+		return ("sim_pct_depth without a seed: PCT chooses among the "
+		    "actors of a deterministic machine (cfg.seed or "
+		    "STACKCAP_SEED not 0), seed 0 is real concurrency");
+	return (NULL);
+}
+
 int
 sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
     struct sc_machine **mp)
@@ -273,42 +375,36 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	struct sc_machine_config full, *cfg = &full;
 	struct sc_machine *m;
 	struct sc_pcpu *pc;
+	const char *why;
 	char name[32];
 	uint64_t deadline;
 	uint32_t seq;
 	int error, i, started;
 
+	sc_create_why = "";
 	if (mp != NULL)
 		*mp = NULL;
-	if (ucfg == NULL || size < SC__CONFIG_SIZE_V0)
+	if (ucfg == NULL || mp == NULL) {
+		sc_create_why = "a NULL argument";
 		return (EINVAL);
+	}
+	if (size < SC__CONFIG_SIZE_V0) {
+		sc_create_why = "the config's size is smaller than stackcap "
+		    "0.1's struct";
+		return (EINVAL);
+	}
 	/* Read only what the caller has; the fields it lacks: defaults. */
 	sc_machine_config_defaults(&full);
 	memcpy(&full, ucfg, size < sizeof(full) ? size : sizeof(full));
-	if (mp == NULL || cfg->ncpu < 1 ||
-	    cfg->ncpu > SC_MAXCPU || cfg->kstack_pages < 1 ||
-	    cfg->kstack_pages > 1024 || cfg->capture_timeout_ns < 0 ||
-	    cfg->wait_spin_ns < 0 || cfg->wait_strategy < SC_WAIT_SPIN_SLEEP ||
-	    cfg->wait_strategy > SC_WAIT_SLEEP ||
-	    (cfg->mistakes & ~(SC_MISTAKE_STALE_ANSWER |
-	    SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD |
-	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 ||
-	    (cfg->arch != SC_ARCH_AMD64 && cfg->arch != SC_ARCH_ARM64) ||
-	    (cfg->sched != SC_SCHED_ULE && cfg->sched != SC_SCHED_4BSD) ||
-	    (cfg->protocol != SC_PROTO_IPI && cfg->protocol != SC_PROTO_NMI) ||
-	    cfg->sim_pct_depth < 0 || cfg->sim_pct_depth > 64 ||
-	    (cfg->capture_serial != 0 && cfg->capture_serial != 1))
-		return (EINVAL);
-	/* FreeBSD 12's wait never ends when no NMI answers: ours must. */
-	if (cfg->protocol == SC_PROTO_NMI && cfg->capture_timeout_ns == 0)
-		return (EINVAL);
-	/* The two deadlocks that only the bounded wait ends. */
 	if (cfg->hold_lock_across_ipi)
 		cfg->mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
-	sc_seed_override(cfg);
-	if ((cfg->mistakes & (SC_MISTAKE_SPIN_HELD |
-	    SC_MISTAKE_HOLD_THREAD_LOCK)) != 0 && cfg->capture_timeout_ns == 0)
+	/* STACKCAP_SEED replaces cfg.seed: any test replays in
+	 * deterministic mode without a rebuild. */
+	(void)sc__env_seed(&cfg->seed);
+	if ((why = sc_config_check(cfg)) != NULL) {
+		sc_create_why = why;
 		return (EINVAL);
+	}
 	m = calloc(1, sizeof(*m));
 	if (m == NULL)
 		return (ENOMEM);
@@ -355,8 +451,11 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		error = sc__thread_alloc(m->m_idleproc, name, sc__idle_loop,
 		    NULL, true, &pc->pc_idlethread);
 	}
-	if (error == 0)
-		error = sc__ipi_init(m);
+	if (error == 0 && (error = sc__ipi_init(m)) == EBUSY)
+		sc_create_why = "ipi_signo has a handler that is not "
+		    "stackcap's";
+	else if (error == EINVAL)
+		sc_create_why = "ipi_signo: sigaction() refused it";
 	if (error == 0)
 		error = sc__ds_init(m);
 	if (error != 0) {
@@ -489,6 +588,11 @@ sc_machine_destroy(struct sc_machine *m)
 
 	if (m == NULL)
 		return;
+	/* A CPU that waits for the caller's spin lock, interrupts
+	 * disabled, could not be stopped; the sleep-queue chains, which
+	 * the destroy takes, are spin locks too. */
+	SC_KASSERT(sc__spin_held_count() == 0, , "sc_machine_destroy with a "
+	    "spin lock held (a thread lock?)");
 	SC_KASSERT(sc_curthread() == NULL ||
 	    sc_curthread()->td_machine != m, , "thread %d destroys its own "
 	    "machine", sc_curthread()->td_tid);

@@ -300,8 +300,8 @@ sc_nostop_object(const char *base)
  * itself: a handler that returns from a real SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL, SIGTRAP or SIGSYS re-executes it and faults again for ever.
  */
-static bool
-sc_ipi_signo_ok(int signo)
+bool
+sc__ipi_signo_ok(int signo)
 {
 	if (signo <= 0 || signo >= _NSIG)
 		return (false);
@@ -336,8 +336,6 @@ sc__ipi_init(struct sc_machine *m)
 	struct sigaction sa, old;
 	int error, signo = m->m_cfg.ipi_signo;
 
-	if (!sc_ipi_signo_ok(signo))
-		return (EINVAL);
 	error = sc__exec_ranges(sc_nostop_object, &m->m_nostop, &m->m_nnostop);
 	if (error != 0)
 		return (error);

@@ -518,12 +518,15 @@ void	sc__cpu_idle_wakeup(struct sc_machine *m, struct sc_pcpu *pc);
 __attribute__((noreturn)) void sc__cpu_leave(struct sc_pcpu *pc,
 	    struct sc_thread *td);
 __attribute__((noreturn)) void sc__cpu_stop(struct sc_pcpu *pc);
+bool	sc__env_seed(uint64_t *seedp);
 
 /* stack_machdep.c: the hooks (they sit with the protocol) */
 void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
 	    struct sc_thread *td);
 
-/* trace.c */
+/* trace.c; nevents at most SC_TRACE_MAX_EVENTS (sc_machine_create()
+ * refuses more) */
+#define SC_TRACE_MAX_EVENTS	((size_t)1 << 24)
 int	sc__trace_init(struct sc_machine *m, size_t nevents);
 void	sc__trace_fini(struct sc_machine *m);
 void	sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid,
@@ -540,6 +543,7 @@ void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
 } while (0)
 
 /* mp_x86.c */
+bool	sc__ipi_signo_ok(int signo);
 int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);

@@ -419,9 +419,9 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	uint64_t round;
 	int error;
 
-	SC_KASSERT(m != NULL && n != NULL && (out != NULL || max == 0),
-	    EINVAL, "NULL argument");
-	if (elsize < SC__KSTACK_SIZE_V0)
+	/* Bad arguments are an error the caller can test, not misuse. */
+	if (m == NULL || n == NULL || (out == NULL && max != 0) ||
+	    elsize < SC__KSTACK_SIZE_V0)
 		return (EINVAL);
 	SC_KASSERT(sc__spin_held_count() == 0, EINVAL, "snapshot: the caller "
 	    "holds a spin lock (a thread lock?)");

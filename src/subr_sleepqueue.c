@@ -176,6 +176,17 @@ sc__sleepq_broadcast(const void *wchan)
 	    *real = &sc_sleepq_chains[SC_SC_HASH(wchan)];
 	struct sc_ds *ds;
 
+	/*
+	 * Before anything is taken: the broadcast takes wchan's chain locks,
+	 * then (sched_add()) a run queue's lock, either of which the
+	 * caller's may be; the recursion that sc__spin_lock() catches would
+	 * leave the broadcast going on without the lock, and release the
+	 * caller's at its end.  (The kernel's order is the same: a sleep
+	 * queue chain lock before a thread lock.)
+	 */
+	SC_KASSERT(sc__spin_held_count() == 0, , "wakeup(%p) with a spin "
+	    "lock held (a thread lock, or a sleep-queue chain lock held?)",
+	    wchan);
 	if (det != NULL) {
 		sc_sleepq_broadcast_chain(det, wchan);
 		if (atomic_load(&sc_sleepq_nreal) > 0)

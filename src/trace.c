@@ -78,8 +78,6 @@ sc__trace_init(struct sc_machine *m, size_t nevents)
 
 	if (nevents == 0)
 		return (0);
-	if (nevents > ((size_t)1 << 24))
-		return (EINVAL);
 	tr = calloc(1, sizeof(*tr) + nevents * sizeof(tr->tr_slot[0]));
 	if (tr == NULL)
 		return (ENOMEM);

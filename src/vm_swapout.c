@@ -76,6 +76,11 @@ sc_thread_swapin(struct sc_thread *td)
 	int error = 0;
 
 	SC_THREAD_UNLOCKED_ARG(td, EINVAL);
+	/* Before anything is done: a swapped-in runnable thread goes to a
+	 * run queue (sched_add()), whose lock the caller's may be. */
+	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
+	    "thread %d: the caller holds a spin lock (a thread lock?)",
+	    td->td_tid);
 	sc_thread_lock(td);
 	held = atomic_load(&td->td_lock);
 	if (!TD_IS_SWAPPED(td))

@@ -33,6 +33,7 @@
 
 #include "stackcap.h"
 #include "stackcap/testing.h"
+#include "sc_internal.h"	/* sc__env_seed(): tests link the archive */
 
 #define SC_TEST_UNUSED	__attribute__((unused))
 
@@ -414,30 +415,35 @@ sc_test_spawn_ithread(const char *name, void (*fn)(void *), void *arg)
 
 /*
  * sc_test_seeds(body, arg, n): run body(seed, arg) in deterministic mode
- * for the seeds 1..n, or only for STACKCAP_SEED when it is set (the
- * replay); body returns 0, or nonzero for a failure, which fails the test
- * at the first failing seed with the command that replays it.  body uses
- * the seed as cfg.seed (STACKCAP_SEED would override it anyway).  Returns
- * how many seeds ran.  Test thread only.
+ * for the seeds 1..n, or only for STACKCAP_SEED when it holds a seed (the
+ * replay; read as the library reads it, src/machine.c); body returns 0,
+ * or nonzero for a failure, which fails the test at the first failing
+ * seed with the command that replays it.  body uses the seed as cfg.seed
+ * (STACKCAP_SEED would override it anyway).  Returns how many seeds ran.
+ * Test thread only.
  */
 static inline int
 sc_test_seeds(int (*body)(uint64_t seed, void *arg), void *arg, int n)
 {
-	const char *env = getenv("STACKCAP_SEED");
 	uint64_t seed, last;
 	int ran = 0;
 
 	seed = 1;
 	last = (uint64_t)n;
-	if (env != NULL && *env != '\0')
-		seed = last = strtoull(env, NULL, 0);
-	for (; seed <= last; seed++, ran++) {
-		if (body(seed, arg) == 0)
-			continue;
-		print_error("ERROR: seed %ju failed; replay it with\n"
-		    "  STACKCAP_SEED=%ju %s\n", (uintmax_t)seed,
-		    (uintmax_t)seed, program_invocation_name);
-		_fail(__FILE__, __LINE__);
+	if (sc__env_seed(&seed))
+		last = seed;
+	/* The test before the increment: the last seed may be 2^64 - 1,
+	 * past which seed++ wraps to 0. */
+	for (;; seed++) {
+		ran++;
+		if (body(seed, arg) != 0) {
+			print_error("ERROR: seed %ju failed; replay it with\n"
+			    "  STACKCAP_SEED=%ju %s\n", (uintmax_t)seed,
+			    (uintmax_t)seed, program_invocation_name);
+			_fail(__FILE__, __LINE__);
+		}
+		if (seed >= last)
+			break;
 	}
 	return (ran);
 }

@@ -16,6 +16,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "sc_test.h"
 
@@ -368,11 +370,120 @@ test_env_seed(void **state)
 	det_body(&cfg, &b);
 	assert_true(a.steps > 0);
 	assert_true(a.sig == b.sig);		/* 0x2a is seed 42 */
-	setenv("STACKCAP_SEED", "forty-two", 1);	/* said once, ignored */
-	det_config(&cfg, 0);
-	det_body(&cfg, &real);
+}
+
+/* The steps that creating a machine of cfg.seed 0 (real concurrency)
+ * takes with STACKCAP_SEED=v: 0 when v is ignored. */
+static uint64_t
+det_env_steps(const char *v)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_counters c;
+
+	setenv("STACKCAP_SEED", v, 1);
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 1;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
 	unsetenv("STACKCAP_SEED");
-	assert_int_equal(real.steps, 0);
+	sc_machine_counters(m, &c);
+	sc_machine_destroy(m);
+	return (c.sim_steps);
+}
+
+/*
+ * Only a plain decimal or a 0x number is a seed (docs/determinism.md).
+ * "-1", "+7", " 7", "7x", an overflow... were taken by strtoull() ("-1"
+ * as seed 2^64 - 1, "010" as octal 8); now they are said once, on
+ * stderr, and ignored.
+ */
+static void
+test_env_seed_not_a_seed(void **state)
+{
+	static const char *bad[] = { "-1", "-5", " 7", "+7", "7 ", "7x",
+	    "0x", "0xg", "forty-two", "99999999999999999999999",
+	    "18446744073709551616", "0x10000000000000000", "1e3" };
+	struct sc_machine_config cfg;
+	struct det_run a, b;
+	char said[512];
+	FILE *f;
+	size_t i, len;
+	int fd;
+
+	(void)state;
+	/* The first value that is not a seed is said, on stderr. */
+	f = tmpfile();
+	assert_non_null(f);
+	fflush(stderr);
+	fd = dup(STDERR_FILENO);
+	assert_true(fd >= 0);
+	assert_true(dup2(fileno(f), STDERR_FILENO) >= 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (det_env_steps(bad[i]) != 0)
+			break;
+	fflush(stderr);
+	assert_true(dup2(fd, STDERR_FILENO) >= 0);
+	close(fd);
+	if (i < sizeof(bad) / sizeof(bad[0]))
+		fail_msg("STACKCAP_SEED=\"%s\" was taken as a seed", bad[i]);
+	rewind(f);
+	len = fread(said, 1, sizeof(said) - 1, f);
+	said[len] = '\0';
+	fclose(f);
+	assert_non_null(strstr(said, "STACKCAP_SEED=-1 is not a seed"));
+	/* Once: the other values said nothing more. */
+	assert_null(strstr(said, "-5"));
+	/* Ignored means that cfg.seed stays (not 2^64 - 1's run). */
+	det_config(&cfg, 42);
+	det_body(&cfg, &b);
+	setenv("STACKCAP_SEED", "-1", 1);
+	det_body(&cfg, &a);
+	unsetenv("STACKCAP_SEED");
+	assert_true(a.sig == b.sig);
+	/* Plain decimal (leading zeros too) and 0x numbers are seeds. */
+	assert_true(det_env_steps("7") > 0);
+	assert_true(det_env_steps("010") > 0);
+	assert_true(det_env_steps("0x2A") > 0);
+	assert_true(det_env_steps("18446744073709551615") > 0);
+	assert_int_equal(det_env_steps("0"), 0);	/* real concurrency */
+	assert_int_equal(det_env_steps(""), 0);		/* unset */
+}
+
+static int
+det_count_seed(uint64_t seed, void *arg)
+{
+	uint64_t *seen = arg;	/* [0] the runs, [1] the first seed */
+
+	if (seen[0]++ == 0)
+		seen[1] = seed;
+	return (seen[0] > 10);	/* seeds that wrapped past 2^64 - 1 */
+}
+
+/*
+ * sc_test_seeds() reads STACKCAP_SEED as the library does: a seed it
+ * ignores runs the seeds 1..n, and the last seed, 2^64 - 1, runs alone.
+ * The helper parsed with strtoull(): "-1" became 2^64 - 1, and the loop
+ * from there wrapped to 0, 1, 2... without an end.
+ */
+static void
+test_env_seed_helper(void **state)
+{
+	uint64_t seen[2];
+
+	(void)state;
+	setenv("STACKCAP_SEED", "-1", 1);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(sc_test_seeds(det_count_seed, seen, 3), 3);
+	assert_true(seen[1] == 1);
+	setenv("STACKCAP_SEED", "18446744073709551615", 1);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(sc_test_seeds(det_count_seed, seen, 3), 1);
+	assert_true(seen[1] == UINT64_MAX);
+	setenv("STACKCAP_SEED", "010", 1);
+	memset(seen, 0, sizeof(seen));
+	assert_int_equal(sc_test_seeds(det_count_seed, seen, 3), 1);
+	assert_true(seen[1] == 10);
+	unsetenv("STACKCAP_SEED");
 }
 
 /*
@@ -760,6 +871,8 @@ main(void)
 		cmocka_unit_test(test_same_seed_same_run),
 		cmocka_unit_test(test_pct_same_run),
 		cmocka_unit_test(test_env_seed),
+		cmocka_unit_test(test_env_seed_not_a_seed),
+		cmocka_unit_test(test_env_seed_helper),
 		cmocka_unit_test(test_channels_do_not_matter),
 		cmocka_unit_test(test_stale_actor),
 		cmocka_unit_test(test_pin),

@@ -26,6 +26,8 @@ expect_config_einval(void (*bad)(struct sc_machine_config *))
 	bad(&cfg);
 	assert_int_equal(sc_machine_create(&cfg, &m), EINVAL);
 	assert_null(m);
+	/* Every refusal says why. */
+	assert_true(sc_machine_config_error()[0] != '\0');
 }
 
 /* A config that sets one field to a bad value. */
@@ -273,6 +275,18 @@ test_bad_arguments(void **state)
 	assert_int_equal(sc_thread_create(tp, "t", nop, NULL, NULL), EINVAL);
 	assert_int_equal(sc_ithread_create(tp, "t", NULL, NULL, &td), EINVAL);
 	assert_null(td);
+	/* EINVAL, not a KASSERT: the panic handler is not called (its
+	 * default aborts). */
+	n = 7;
+	sc_set_panic_handler(sc_test_panic_record);
+	assert_int_equal(sc_proc_kstack(NULL, &kk, 1, &n), EINVAL);
+	assert_int_equal(sc_proc_kstack(tp, NULL, 1, &n), EINVAL);
+	assert_int_equal(sc_proc_kstack(tp, &kk, 1, NULL), EINVAL);
+	assert_int_equal(sc_proc_kstack(tp, NULL, 0, NULL), EINVAL);
+	assert_int_equal(sc_test_panic_count(), 0);
+	assert_int_equal(n, 7);
+	assert_int_equal(sc_proc_kstack(tp, NULL, 0, &n), 0);	/* count */
+	assert_int_equal(n, 0);
 	/* Long names are truncated, never overrun. */
 	assert_int_equal(sc_proc_create(tm, "a-process-name-longer-than-"
 	    "nineteen-characters", &p), 0);

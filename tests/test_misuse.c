@@ -3,7 +3,8 @@
  * failed check makes the public call return EINVAL with every lock as the
  * caller held it (never "does the work and drops the caller's lock"), and
  * no wait is unbounded after it.  A simulated thread that fails a check is
- * parked for good, and sc_thread_join() on it says so.
+ * parked for good, and sc_thread_join() on it says so.  And configurations
+ * that contradict themselves: EINVAL, with the reason.
  *
  * Kernel counterparts: the KASSERTs and mtx_assert()s at the top of
  * FreeBSD's functions (sys/kern/kern_synch.c mi_switch(),
@@ -12,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "sc_test.h"
 #include "sc_internal.h"	/* sc__td_uninhibit(), for the lock assertion */
@@ -118,6 +120,142 @@ test_kstack_thread_locked(void **state)
 	assert_int_equal(sc_proc_kstack(tp, kk, 4, &n), 0);
 	assert_int_equal(n, 1);
 	finish_sleeper(&s, td);
+}
+
+static void
+nop_thread(void *arg)
+{
+	(void)arg;
+}
+
+/*
+ * sc_wakeup() with the thread lock of a sleeper on the same chain held
+ * (which is that chain's lock): the KASSERT "recursed" returned, and the
+ * broadcast went on without the lock, woke the sleeper and released the
+ * caller's lock ("not owned").  Now the call checks first, for any spin
+ * lock, and does nothing: the sleeper still sleeps, the caller still
+ * holds its lock.
+ */
+static void
+test_wakeup_spin_held(void **state)
+{
+	struct sleeper s;
+	struct sc_thread *td = spawn_sleeper(&s), *iw;
+
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(td);
+	sc_wakeup(&s);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock held"));
+	assert_true(sc_thread_lock_owned(td));
+	assert_int_equal(sc_thread_state(td), SC_TDS_INHIBITED);
+	assert_true(sc_thread_inhibitors(td) & SC_TDI_SLEEPING);
+	sc_thread_unlock(td);
+	assert_int_equal(sc_test_panic_count(), 1);
+	/* A run queue's lock (an ithread's thread lock), which the woken
+	 * sleeper's sched_add() would take (under 4BSD always: sched_lock):
+	 * the same, nothing done. */
+	iw = sc_test_spawn_ithread("iwait", nop_thread, NULL);
+	sc_thread_lock(iw);
+	sc_wakeup(&s);
+	assert_true(sc_thread_lock_owned(iw));
+	sc_thread_unlock(iw);
+	assert_int_equal(sc_test_panic_count(), 2);
+	assert_true(sc_thread_inhibitors(td) & SC_TDI_SLEEPING);
+	finish_sleeper(&s, td);
+	assert_int_equal(sc_ithread_schedule(iw), 0);
+	assert_int_equal(sc_thread_join(iw), 0);
+}
+
+/*
+ * sc_machine_destroy() with a spin lock held (a sleeper's thread lock,
+ * here a sleep-queue chain lock): the destroy went on, met the chain lock
+ * in sc__sleepq_remove_machine() (KASSERT "recursed"), and released it on
+ * the caller's behalf; a CPU that needed the lock could not be stopped.
+ * Now the destroy checks first and does nothing: the machine still works.
+ */
+static void
+test_destroy_spin_held(void **state)
+{
+	struct sleeper s;
+	struct sc_thread *td = spawn_sleeper(&s);
+	struct sc_kstack kk[2];
+	size_t n;
+
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(td);
+	sc_machine_destroy(tm);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+	assert_true(sc_thread_lock_owned(td));
+	sc_thread_unlock(td);
+	assert_int_equal(sc_proc_kstack(tp, kk, 2, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(sc_test_panic_count(), 1);
+	finish_sleeper(&s, td);
+}
+
+/*
+ * sc_thread_create() with a run queue's lock held (the thread lock of a
+ * thread that waits for its first run): sched_add() met the lock
+ * (KASSERT "recursed"), went on, created the thread and released the
+ * lock on the caller's behalf.  Now the create checks first and does
+ * nothing.
+ */
+static void
+test_create_spin_held(void **state)
+{
+	struct sc_thread *iw = sc_test_spawn_ithread("iwait", nop_thread,
+	    NULL), *td = NULL;
+	size_t n0, n;
+
+	sc_proc_threads(tp, NULL, 0, &n0);
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(iw);
+	assert_int_equal(sc_thread_create(tp, "t", nop_thread, NULL, &td),
+	    EINVAL);
+	assert_int_equal(sc_ithread_create(tp, "t", nop_thread, NULL, &td),
+	    EINVAL);
+	assert_true(sc_thread_lock_owned(iw));
+	sc_thread_unlock(iw);
+	assert_int_equal(sc_test_panic_count(), 2);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+	assert_null(td);
+	sc_proc_threads(tp, NULL, 0, &n);
+	assert_int_equal(n, n0);
+	assert_int_equal(sc_ithread_schedule(iw), 0);
+	assert_int_equal(sc_thread_join(iw), 0);
+}
+
+/*
+ * sc_thread_swapin() of a runnable thread with a run queue's lock held
+ * (here an ithread's thread lock): sched_add() met it (KASSERT
+ * "recursed"), went on and released it on the caller's behalf.  Now the
+ * swapin checks first and does nothing: the thread stays swapped.
+ */
+static void
+test_swapin_spin_held(void **state)
+{
+	struct sleeper s;
+	struct sc_thread *td = spawn_sleeper(&s);
+	struct sc_thread *iw = sc_test_spawn_ithread("iwait", nop_thread,
+	    NULL);
+
+	assert_int_equal(sc_thread_swapout(td), 0);
+	atomic_store(&s.go, 1);
+	sc_wakeup(&s);			/* runnable, but swapped */
+	sc_set_panic_handler(sc_test_panic_record);
+	sc_thread_lock(iw);
+	assert_int_equal(sc_thread_swapin(td), EINVAL);
+	assert_true(sc_thread_lock_owned(iw));
+	sc_thread_unlock(iw);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+	assert_int_equal(sc_thread_inhibitors(td), SC_TDI_SWAPPED);
+	assert_int_equal(sc_thread_swapin(td), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_ithread_schedule(iw), 0);
+	assert_int_equal(sc_thread_join(iw), 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -404,6 +542,164 @@ test_lock_assertion_fires(void **state)
 	assert_int_equal(sc_test_panic_count(), 1);
 }
 
+/* ------------------------------------------------------------------------
+ * Configurations that contradict themselves
+ * ------------------------------------------------------------------------ */
+
+static void
+nmi_arm64(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->arch = SC_ARCH_ARM64;
+}
+static void
+nmi_serial(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->capture_serial = 1;
+}
+static void
+nmi_stale(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->mistakes = SC_MISTAKE_STALE_ANSWER;
+}
+static void
+nmi_hold(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->mistakes = SC_MISTAKE_HOLD_THREAD_LOCK;
+}
+static void
+nmi_hold_field(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->hold_lock_across_ipi = 1;
+}
+static void
+arm64_stale(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->mistakes = SC_MISTAKE_STALE_ANSWER;
+}
+static void
+arm64_no_proc_lock(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->mistakes = SC_MISTAKE_NO_PROC_LOCK;
+}
+static void
+arm64_spin_held(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->mistakes = SC_MISTAKE_SPIN_HELD;
+}
+static void
+arm64_hold(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->hold_lock_across_ipi = 1;
+}
+static void
+arm64_serial(struct sc_machine_config *c)
+{
+	c->arch = SC_ARCH_ARM64;
+	c->capture_serial = 1;
+}
+static void
+pct_no_seed(struct sc_machine_config *c)
+{
+	c->seed = 0;
+	c->sim_pct_depth = 3;
+}
+
+static void
+nmi_no_proc_lock_spin_held(struct sc_machine_config *c)
+{
+	c->protocol = SC_PROTO_NMI;
+	c->mistakes = SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD;
+}
+
+/* Create a machine of set()'s config: its error, and its reason. */
+static int
+config_try(void (*set)(struct sc_machine_config *), const char **why)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m = NULL;
+	int error;
+
+	sc_machine_config_init(&cfg);
+	set(&cfg);
+	error = sc_machine_create(&cfg, &m);
+	*why = sc_machine_config_error();
+	if (m != NULL)
+		sc_machine_destroy(m);
+	return (error);
+}
+
+/*
+ * Each of these was accepted, and one of its settings silently did
+ * nothing: the NMI protocol has no intr_lock, no answer word to leave
+ * stale, and holds the thread lock by design; arm64 captures no running
+ * thread; PCT is a deterministic scheduler.  Now each is EINVAL, and
+ * sc_machine_config_error() names the settings.  The mistakes that mean
+ * the same under NMI (they drop entry checks) stay accepted.
+ */
+static void
+test_contradictory_configs(void **state)
+{
+	static const struct {
+		void	(*set)(struct sc_machine_config *);
+		const char *why;
+	} bad[] = {
+		{ nmi_arm64, "SC_ARCH_ARM64 with SC_PROTO_NMI" },
+		{ nmi_serial, "SC_PROTO_NMI with capture_serial" },
+		{ nmi_stale, "SC_PROTO_NMI with SC_MISTAKE_STALE_ANSWER" },
+		{ nmi_hold, "SC_MISTAKE_HOLD_THREAD_LOCK" },
+		{ nmi_hold_field, "hold_lock_across_ipi" },
+		{ arm64_stale, "SC_ARCH_ARM64 with SC_PROTO_NMI, a mistake" },
+		{ arm64_no_proc_lock, "SC_ARCH_ARM64" },
+		{ arm64_spin_held, "SC_ARCH_ARM64" },
+		{ arm64_hold, "SC_ARCH_ARM64" },
+		{ arm64_serial, "capture_serial" },
+		{ pct_no_seed, "sim_pct_depth without a seed" },
+	};
+	char *env = getenv("STACKCAP_SEED");
+	const char *why;
+	size_t i;
+	int error, wrong = 0;
+
+	(void)state;
+	/* The seed may come from the environment: not here, at first. */
+	env = env != NULL ? strdup(env) : NULL;
+	unsetenv("STACKCAP_SEED");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		error = config_try(bad[i].set, &why);
+		if (error != EINVAL || strstr(why, bad[i].why) == NULL) {
+			print_error("contradictory config %zu: %s, \"%s\"\n",
+			    i, sc_errname(error), why);
+			wrong++;
+		}
+	}
+	/* A seed from STACKCAP_SEED is a seed; "0" and "-1" are none. */
+	setenv("STACKCAP_SEED", "5", 1);
+	wrong += config_try(pct_no_seed, &why) != 0;
+	wrong += *why != '\0';
+	setenv("STACKCAP_SEED", "0", 1);
+	wrong += config_try(pct_no_seed, &why) != EINVAL;
+	setenv("STACKCAP_SEED", "-1", 1);
+	wrong += config_try(pct_no_seed, &why) != EINVAL;
+	unsetenv("STACKCAP_SEED");
+	if (env != NULL) {
+		setenv("STACKCAP_SEED", env, 1);
+		free(env);
+	}
+	assert_int_equal(wrong, 0);
+	/* Defined: they drop the entry checks, as under SC_PROTO_IPI. */
+	assert_int_equal(config_try(nmi_no_proc_lock_spin_held, &why), 0);
+	assert_string_equal(why, "");
+}
+
 int
 main(void)
 {
@@ -413,12 +709,17 @@ main(void)
 		T(test_swapout_proc_locked),
 		T(test_swap_thread_locked),
 		T(test_kstack_thread_locked),
+		T(test_wakeup_spin_held),
+		T(test_destroy_spin_held),
+		T(test_create_spin_held),
+		T(test_swapin_spin_held),
 		T(test_nested_capture_from_hook),
 		T(test_sleep_interrupts_disabled),
 		T(test_mutex_with_spin_fast_path),
 		T(test_join_idle),
 		T(test_nested_user_call),
 		T(test_lock_assertion_fires),
+		T(test_contradictory_configs),
 	};
 #undef T
 

@@ -276,6 +276,113 @@ test_join(void **state)
 	assert_true(sc_thread_exited(target));
 }
 
+/* A join with a lock of the target's held, from a plain pthread. */
+struct locked_join {
+	struct sc_thread *target;
+	int		rc;
+	int		still_owned;	/* the lock, after the join */
+};
+
+static void
+join_proc_locked(void *arg)
+{
+	struct locked_join *lj = arg;
+
+	sc_proc_lock(tp);
+	lj->rc = sc_thread_join(lj->target);
+	lj->still_owned = sc_proc_lock_owned(tp);
+	sc_proc_unlock(tp);
+}
+
+/* A join with the target's thread lock held, from a plain pthread. */
+static void
+join_thread_locked(void *arg)
+{
+	struct locked_join *lj = arg;
+
+	sc_thread_lock(lj->target);
+	lj->rc = sc_thread_join(lj->target);
+	lj->still_owned = sc_thread_lock_owned(lj->target);
+	sc_thread_unlock(lj->target);
+}
+
+/* The same from a simulated thread; done publishes rc. */
+static void
+join_proc_locked_sim(void *arg)
+{
+	struct joiner *j = arg;
+
+	sc_proc_lock(tp);
+	atomic_store(&j->rc, sc_thread_join(atomic_load(&j->target)));
+	sc_proc_unlock(tp);
+	atomic_store(&j->done, 1);
+}
+
+/*
+ * A join with the target's proc lock held waited for ever: the target's
+ * exit takes that lock (the header even said "unless the caller holds
+ * it").  Now it is EDEADLK at once, from a plain pthread or a simulated
+ * thread, with the lock still held, and also for a target that has
+ * exited already (the answer does not depend on timing); without the lock
+ * the join is 0.
+ */
+static void
+test_join_proc_locked(void **state)
+{
+	struct locked_join lj;
+	struct joiner j = { .target = NULL };
+	struct spin s = { 0 };
+	struct sc_thread *target, *joiner;
+
+	target = sc_test_spawn("target", spin_polite, &s);
+	SC_WAIT_FOR(atomic_load(&s.spinning));
+	lj.target = target;
+	lj.rc = -1;
+	sc_test_run_bounded(join_proc_locked, &lj);
+	assert_int_equal(lj.rc, EDEADLK);
+	assert_true(lj.still_owned);
+	atomic_store(&j.target, target);
+	joiner = sc_test_spawn("joiner", join_proc_locked_sim, &j);
+	SC_WAIT_FOR(atomic_load(&j.done));
+	assert_int_equal(atomic_load(&j.rc), EDEADLK);
+	assert_int_equal(sc_thread_join(joiner), 0);
+	assert_false(sc_thread_exited(target));
+
+	atomic_store(&s.release, 1);
+	SC_WAIT_FOR(sc_thread_exited(target));
+	lj.rc = -1;
+	sc_test_run_bounded(join_proc_locked, &lj);
+	assert_int_equal(lj.rc, EDEADLK);
+	assert_int_equal(sc_thread_join(target), 0);
+}
+
+/*
+ * A join with a spin lock held (the target's thread lock here) waited for
+ * ever too: the target cannot exit, nor be switched to, without that
+ * lock.  A KASSERT, as every wait with a spin lock held (mi_switch()'s
+ * rule): the call returns EINVAL with the lock still held.
+ */
+static void
+test_join_spin_held(void **state)
+{
+	struct locked_join lj;
+	struct spin s = { 0 };
+	struct sc_thread *target;
+
+	target = sc_test_spawn("target", spin_polite, &s);
+	SC_WAIT_FOR(atomic_load(&s.spinning));
+	sc_set_panic_handler(sc_test_panic_record);
+	lj.target = target;
+	lj.rc = -1;
+	sc_test_run_bounded(join_thread_locked, &lj);
+	assert_int_equal(lj.rc, EINVAL);
+	assert_true(lj.still_owned);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "spin lock"));
+	atomic_store(&s.release, 1);
+	assert_int_equal(sc_thread_join(target), 0);
+}
+
 /* ------------------------------------------------------------------------
  * KASSERTs
  * ------------------------------------------------------------------------ */
@@ -494,6 +601,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_user_mode,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_join,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_join_proc_locked,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_join_spin_held,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_panic_plain_pthread,
 		    sc_test_setup_1cpu, sc_test_teardown),

@@ -602,8 +602,9 @@ demo_machine(const struct demo_opts *o, struct sc_machine **mp)
 	cfg.ncpu = o->ncpu > 0 ? o->ncpu : cfg.ncpu;
 	error = sc_machine_create(&cfg, mp);
 	if (error != 0)
-		fprintf(stderr, "stackcap-demo: sc_machine_create: %s\n",
-		    strerror(error));
+		fprintf(stderr, "stackcap-demo: sc_machine_create: %s%s%s\n",
+		    strerror(error), *sc_machine_config_error() != '\0' ?
+		    ": " : "", sc_machine_config_error());
 	return (error);
 }
 
