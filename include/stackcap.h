@@ -194,6 +194,9 @@ enum sc_wait_strategy {
  * - SC_HOOK_SWITCH_INCOMING: ULE only, right after SC_HOOK_SWITCH_NOCPU:
  *   td is the incoming thread, RUNNING, td_oncpu still NOCPU, its lock
  *   free (ULE's window).  The same rules.
+ * - SC_HOOK_INTR_ENTER: first thing in a CPU's IPI signal handler, before
+ *   it looks at the pending IPIs (whatever they are, interrupts enabled or
+ *   not); td is the interrupted thread.  MUST be async-signal-safe.
  */
 enum sc_hook_point {
 	SC_HOOK_SAVE_UNLOCKED = 0,
@@ -201,6 +204,7 @@ enum sc_hook_point {
 	SC_HOOK_INTR_BEFORE_WALK,
 	SC_HOOK_SWITCH_NOCPU,
 	SC_HOOK_SWITCH_INCOMING,
+	SC_HOOK_INTR_ENTER,
 	SC_HOOK_NPOINTS
 };
 typedef void (*sc_hook_fn)(void *arg, enum sc_hook_point point,

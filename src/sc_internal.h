@@ -237,6 +237,8 @@ struct sc_pcpu {
 	_Atomic int	pc_intr_deferred; /* (o) an IPI waits for
 					   spinlock_exit */
 	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
+	_Atomic uint32_t pc_handler_gen; /* (o/a) the IPI signal handler's
+					   entries and exits: odd inside */
 	_Atomic uint64_t pc_ipi_id;	/* (a) id of the last IPI sent here */
 	_Atomic uint32_t pc_idle_futex;	/* (a) bumped to wake the idle loop */
 	_Atomic int	pc_idling;	/* (a) the idle thread may sleep */
