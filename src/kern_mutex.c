@@ -188,16 +188,43 @@ sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt)
 	atomic_init(&mx->mx_owner, 0);
 	atomic_init(&mx->mx_waiters, 0);
 	atomic_init(&mx->mx_futex, 0);
+	atomic_init(&mx->mx_want, 0);
 	mx->mx_name = name;
 	mx->mx_waitcnt = waitcnt;
 }
 
+/*
+ * Take mx if it is free and not reserved for another waiter.  An unlock
+ * wakes the waiters, but the lock is free at once: a locker that runs
+ * (a loop of snapshots, each taking every proc lock) takes it back before
+ * a woken waiter's CPU runs it, again and again.  So a waiter that was
+ * woken and still lost reserves the lock (mx_want, one waiter at a time):
+ * only it may take it next, and it takes it at the next unlock, which
+ * finds it waiting.  A waiter waits through at most one barging locker
+ * plus the reservations queued before it.
+ */
 static bool
 sc_mtx_try(struct sc_mtx *mx, uintptr_t self)
 {
+	uintptr_t zero = 0, want;
+
+	want = atomic_load(&mx->mx_want);
+	if (want != 0 && want != self)
+		return (false);
+	if (!atomic_compare_exchange_strong(&mx->mx_owner, &zero, self))
+		return (false);
+	if (want == self)
+		atomic_store(&mx->mx_want, 0);
+	return (true);
+}
+
+/* A woken waiter lost mx: reserve it, unless another waiter has. */
+static void
+sc_mtx_reserve(struct sc_mtx *mx, uintptr_t self)
+{
 	uintptr_t zero = 0;
 
-	return (atomic_compare_exchange_strong(&mx->mx_owner, &zero, self));
+	(void)atomic_compare_exchange_strong(&mx->mx_want, &zero, self);
 }
 
 void
@@ -239,6 +266,7 @@ sc__mtx_lock(struct sc_mtx *mx)
 		}
 		if (sc_mtx_try(mx, sc__owner_self()))
 			return;
+		sc_mtx_reserve(mx, sc__owner_self());
 	}
 }
 

@@ -100,6 +100,8 @@ struct sc_mtx {
 	_Atomic uintptr_t mx_owner;	/* (a) owner token, 0 = free */
 	_Atomic int	mx_waiters;	/* (a) someone sleeps on it */
 	_Atomic uint32_t mx_futex; /* (a) bumped at each contended unlock */
+	_Atomic uintptr_t mx_want;	/* (a) owner token of the waiter the
+					   lock is reserved for, 0 = none */
 	const char	*mx_name;	/* (c) */
 	uint64_t	*mx_waitcnt;	/* (c) counter of contended locks, or
 					   NULL */
