@@ -800,6 +800,9 @@ SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
  *              CPU's pthread blocks the IPI signal (a simulated thread
  *              blocked it) or the program replaced its handler, a line on
  *              stderr says so once and ipi_blocked/ipi_handler_lost count;
+ *              any other timeout prints once per machine what was seen of
+ *              that pthread (Linux state, signal pending, in the handler,
+ *              interrupts disabled), never "blocks" unless it does;
  *   ESRCH      td has exited;
  *   EOPNOTSUPP td is running and cfg.arch is SC_ARCH_ARM64 (curthread
  *              too), as the kernel's stack_save_td() on arm64.
