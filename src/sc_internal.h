@@ -562,6 +562,7 @@ int	sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline,
 	    uint64_t *tagp);
 struct sc_thread *sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag,
 	    uint64_t deadline);
+void	sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc);
 bool	sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
 	    struct sc_thread *td, struct sc_stack *st);
 bool	sc__stack_intr_held(struct sc_machine *m);

@@ -324,8 +324,8 @@ sc_mask_full(unsigned long long blk)
  * the signal is pending: a signal on its way into the handler has left the
  * pending set.  Otherwise the line says what was seen.
  */
-static void
-sc_stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
+void
+sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
 {
 	struct sc_task_view tv;
 	unsigned long long bit;
@@ -648,7 +648,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
 			    tid, answer->td_tid, answer->td_gen);
 		if (answer == NULL)
-			sc_stack_intr_diagnose(m, pc);
+			sc__stack_intr_diagnose(m, pc);
 		sc_stack_save_relock(m, td, tid, false);
 
 		if (answer == NULL) {

@@ -459,8 +459,9 @@ test_timeout_interrupts_off(void **state)
 	SC_WAIT_FOR(atomic_load(&h.holding));
 	assert_int_equal(capture_stderr_save_td(p, td, msg, sizeof(msg)),
 	    ETIMEDOUT);
+	/* Whether the signal was delivered (and deferred) or still pending
+	 * depends on when Linux ran the pthread: not asserted. */
 	assert_null(strstr(msg, "blocks signal"));
-	assert_non_null(strstr(msg, "an IPI deferred"));
 	assert_non_null(strstr(msg, "interrupts disabled"));
 	assert_int_equal(SC_COUNTER(m, ipi_blocked), 0);
 	atomic_store(&h.release, 1);
