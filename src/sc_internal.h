@@ -91,6 +91,9 @@
  * sched_lock is handed from one thread to the next across a switch. */
 struct sc_spin {
 	_Atomic uintptr_t sp_owner;	/* (a) owner token, 0 = free */
+	_Atomic uint32_t sp_sleepers;	/* (a) waiters asleep on sp_futex */
+	_Atomic uint32_t sp_futex;	/* (a) bumped by an unlock that
+					   found sleepers */
 	const char	*sp_name;	/* (c) */
 };
 
