@@ -196,6 +196,9 @@ enum sc_wait_strategy {
  *   NOCPU (it sets its own once it runs).  Under ULE its lock is free
  *   (ULE's window); under 4BSD its lock, the sched_lock, stays held until
  *   it has set td_oncpu.  The same rules.
+ * - SC_HOOK_INTR_ENTER: first thing in a CPU's IPI signal handler, before
+ *   it looks at the pending IPIs (whatever they are, interrupts enabled or
+ *   not); td is the interrupted thread.  MUST be async-signal-safe.
  */
 enum sc_hook_point {
 	SC_HOOK_SAVE_UNLOCKED = 0,
@@ -203,6 +206,7 @@ enum sc_hook_point {
 	SC_HOOK_INTR_BEFORE_WALK,
 	SC_HOOK_SWITCH_NOCPU,
 	SC_HOOK_SWITCH_INCOMING,
+	SC_HOOK_INTR_ENTER,
 	SC_HOOK_NPOINTS
 };
 typedef void (*sc_hook_fn)(void *arg, enum sc_hook_point point,
@@ -828,6 +832,9 @@ SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
  *              CPU's pthread blocks the IPI signal (a simulated thread
  *              blocked it) or the program replaced its handler, a line on
  *              stderr says so once and ipi_blocked/ipi_handler_lost count;
+ *              any other timeout prints once per machine what was seen of
+ *              that pthread (Linux state, signal pending, in the handler,
+ *              interrupts disabled), never "blocks" unless it does;
  *   ESRCH      td has exited;
  *   EOPNOTSUPP td is running and cfg.arch is SC_ARCH_ARM64 (curthread
  *              too), as the kernel's stack_save_td() on arm64.

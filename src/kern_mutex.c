@@ -11,10 +11,12 @@
  * waits on a futex.  Last, the host-locked sections (sc_internal.h).
  */
 #include <errno.h>
-#include <sched.h>
 
 #include "sc_internal.h"
 #include "sc_futex.h"
+
+/* Turns of a spin-lock wait that spin before it sleeps (sc_spin_sleep()). */
+#define SC_SPIN_PAUSES	256
 
 /* Spin locks held by a plain pthread (it has no CPU to count them). */
 static __thread int sc_plain_held SC_TLS_IE;
@@ -30,7 +32,33 @@ void
 sc__spin_init(struct sc_spin *sp, const char *name)
 {
 	atomic_init(&sp->sp_owner, 0);
+	atomic_init(&sp->sp_sleepers, 0);
+	atomic_init(&sp->sp_futex, 0);
 	sp->sp_name = name;
+}
+
+/*
+ * A spin lock held longer than a short spin: its holder's CPU pthread was
+ * most likely descheduled by Linux (more simulated CPUs than cores, or a
+ * loaded host).  Sleep until an unlock, rather than sched_yield(): on a
+ * loaded host a yield gives the core away for a whole round of Linux's
+ * other runnable tasks (about 10 ms a yield with three busy loops on the
+ * core), every yield, while the lock may have been free long since.  The
+ * sleeper count is raised before the owner is read, and an unlock clears
+ * the owner before it reads the count (both sequentially consistent):
+ * either we see the lock free, or the unlock sees us and bumps the word
+ * we wait on.  The bound only limits the damage of a bug.
+ */
+static void
+sc_spin_sleep(struct sc_spin *sp)
+{
+	uint32_t seq = atomic_load(&sp->sp_futex);
+
+	atomic_fetch_add(&sp->sp_sleepers, 1);
+	if (atomic_load(&sp->sp_owner) != 0)
+		(void)sc__futex_wait_raw(&sp->sp_futex, seq,
+		    10 * 1000 * 1000L);
+	atomic_fetch_sub(&sp->sp_sleepers, 1);
 }
 
 void
@@ -57,14 +85,14 @@ sc__spin_lock(struct sc_machine *m, struct sc_spin *sp)
 			SC_CNT_INC(m, spin_waits);
 		/*
 		 * The holder's CPU pthread may be descheduled by Linux (more
-		 * simulated CPUs than real cores): spin briefly, then yield.
+		 * simulated CPUs than real cores): spin briefly, then sleep.
 		 */
 		if (sc__ds_active())
 			sc__ds_wait();
-		else if (n < 64)
+		else if (n < SC_SPIN_PAUSES)
 			__builtin_ia32_pause();
 		else
-			sched_yield();
+			sc_spin_sleep(sp);
 	}
 	if (pc != NULL) {
 		SC_KASSERT(pc->pc_nheld < (int)(sizeof(pc->pc_held) /
@@ -100,7 +128,11 @@ sc__spin_unlock(struct sc_spin *sp)
 		sc_spin_forget(pc, sp);
 	else
 		sc_plain_held--;
-	atomic_store_explicit(&sp->sp_owner, 0, memory_order_release);
+	atomic_store(&sp->sp_owner, 0);
+	if (atomic_load(&sp->sp_sleepers) != 0) {
+		atomic_fetch_add(&sp->sp_futex, 1);
+		sc__futex_wake_raw(&sp->sp_futex, 1);
+	}
 	sc_spinlock_exit();
 	sc__ds_point();
 }
@@ -189,16 +221,43 @@ sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt)
 	atomic_init(&mx->mx_owner, 0);
 	atomic_init(&mx->mx_waiters, 0);
 	atomic_init(&mx->mx_futex, 0);
+	atomic_init(&mx->mx_want, 0);
 	mx->mx_name = name;
 	mx->mx_waitcnt = waitcnt;
 }
 
+/*
+ * Take mx if it is free and not reserved for another waiter.  An unlock
+ * wakes the waiters, but the lock is free at once: a locker that runs
+ * (a loop of snapshots, each taking every proc lock) takes it back before
+ * a woken waiter's CPU runs it, again and again.  So a waiter that was
+ * woken and still lost reserves the lock (mx_want, one waiter at a time):
+ * only it may take it next, and it takes it at the next unlock, which
+ * finds it waiting.  A waiter waits through at most one barging locker
+ * plus the reservations queued before it.
+ */
 static bool
 sc_mtx_try(struct sc_mtx *mx, uintptr_t self)
 {
+	uintptr_t zero = 0, want;
+
+	want = atomic_load(&mx->mx_want);
+	if (want != 0 && want != self)
+		return (false);
+	if (!atomic_compare_exchange_strong(&mx->mx_owner, &zero, self))
+		return (false);
+	if (want == self)
+		atomic_store(&mx->mx_want, 0);
+	return (true);
+}
+
+/* A woken waiter lost mx: reserve it, unless another waiter has. */
+static void
+sc_mtx_reserve(struct sc_mtx *mx, uintptr_t self)
+{
 	uintptr_t zero = 0;
 
-	return (atomic_compare_exchange_strong(&mx->mx_owner, &zero, self));
+	(void)atomic_compare_exchange_strong(&mx->mx_want, &zero, self);
 }
 
 void
@@ -240,6 +299,7 @@ sc__mtx_lock(struct sc_mtx *mx)
 		}
 		if (sc_mtx_try(mx, sc__owner_self()))
 			return;
+		sc_mtx_reserve(mx, sc__owner_self());
 	}
 }
 

@@ -179,8 +179,15 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	(void)sig;
 	(void)si;
 	if (pc != NULL) {		/* else not a CPU pthread: ignore */
+		/* Odd while inside: a timed-out requester reads the
+		 * pthread's mask, which holds the signal here. */
+		atomic_fetch_add(&pc->pc_handler_gen, 1);
+		sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
+		    atomic_load_explicit(&pc->pc_curthread,
+		    memory_order_relaxed));
 		sc_ipi_frame(pc, uc, &frame);
 		sc_ipi_take(pc, &frame, uc);
+		atomic_fetch_add(&pc->pc_handler_gen, 1);
 	}
 	errno = saved_errno;
 }

@@ -91,6 +91,9 @@
  * sched_lock is handed from one thread to the next across a switch. */
 struct sc_spin {
 	_Atomic uintptr_t sp_owner;	/* (a) owner token, 0 = free */
+	_Atomic uint32_t sp_sleepers;	/* (a) waiters asleep on sp_futex */
+	_Atomic uint32_t sp_futex;	/* (a) bumped by an unlock that
+					   found sleepers */
 	const char	*sp_name;	/* (c) */
 };
 
@@ -100,6 +103,8 @@ struct sc_mtx {
 	_Atomic uintptr_t mx_owner;	/* (a) owner token, 0 = free */
 	_Atomic int	mx_waiters;	/* (a) someone sleeps on it */
 	_Atomic uint32_t mx_futex; /* (a) bumped at each contended unlock */
+	_Atomic uintptr_t mx_want;	/* (a) owner token of the waiter the
+					   lock is reserved for, 0 = none */
 	const char	*mx_name;	/* (c) */
 	uint64_t	*mx_waitcnt;	/* (c) counter of contended locks, or
 					   NULL */
@@ -243,6 +248,8 @@ struct sc_pcpu {
 	_Atomic int	pc_intr_deferred; /* (o) an IPI waits for
 					   spinlock_exit */
 	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
+	_Atomic uint32_t pc_handler_gen; /* (o/a) the IPI signal handler's
+					   entries and exits: odd inside */
 	_Atomic uint64_t pc_ipi_id;	/* (a) id of the last IPI sent here */
 	_Atomic uint32_t pc_idle_futex;	/* (a) bumped to wake the idle loop */
 	_Atomic int	pc_idling;	/* (a) the idle thread may sleep */
@@ -569,6 +576,7 @@ int	sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline,
 	    uint64_t *tagp);
 struct sc_thread *sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag,
 	    uint64_t deadline);
+void	sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc);
 bool	sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
 	    struct sc_thread *td, struct sc_stack *st);
 bool	sc__stack_intr_held(struct sc_machine *m);

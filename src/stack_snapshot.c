@@ -338,6 +338,8 @@ sc_snap_round(struct sc_snap *sn, uint64_t round)
 		    sn->sn_deadline);
 		kstack = sc__stack_intr_close(&m->m_pcpu[cpu], answer,
 		    e->se_td, &e->se_out->stack);
+		if (answer == NULL)
+			sc__stack_intr_diagnose(m, &m->m_pcpu[cpu]);
 		sc_snap_answer(sn, e, answer, kstack);
 	}
 	return (true);

@@ -207,6 +207,104 @@ test_proc_lock_keeps_thread_from_exiting(void **state)
 	assert_false(sc_proc_lock_owned(tp));
 }
 
+/* ------------------------------------------------------------------------
+ * A proc-lock taker is not starved by snapshots taken back to back
+ * ------------------------------------------------------------------------ */
+
+#define SNAP_MAX	2000	/* the loop's length: starvation, if any */
+#define SNAP_BOUND	100	/* snapshots a taker may wait through */
+
+struct taker {
+	atomic_int	go;		/* the loop runs: take the lock */
+	atomic_uint	snaps;		/* snapshots done by the loop */
+	atomic_int	done;		/* the taker got and dropped the lock */
+	atomic_uint	waited;		/* snapshots done while it waited */
+};
+
+static void
+take_proc_lock(struct taker *t)
+{
+	unsigned s0;
+
+	while (!atomic_load(&t->go))
+		sc_maybe_yield();
+	s0 = atomic_load(&t->snaps);
+	sc_proc_lock(tp);
+	atomic_store(&t->waited, atomic_load(&t->snaps) - s0);
+	sc_proc_unlock(tp);
+	atomic_store(&t->done, 1);
+}
+
+static void *
+taker_pthread(void *arg)
+{
+	take_proc_lock(arg);
+	return (NULL);
+}
+
+static void
+taker_thread(void *arg)
+{
+	take_proc_lock(arg);
+}
+
+/*
+ * Regression: a snapshot holds every proc lock, and one that unlocked and
+ * locked again at once took the lock back before the woken waiter ran
+ * (a loaded host widens that gap), for as long as snapshots ran.  Now a
+ * waiter that lost once reserves the lock for itself: the taker gets it
+ * within a few snapshots (SNAP_BOUND is generous; starvation waits through
+ * all SNAP_MAX).
+ */
+static void
+proc_lock_not_starved(bool simulated)
+{
+	struct sc_kstack kk[8];
+	struct taker t = { 0 };
+	struct spin s = { 0 };
+	struct sc_thread *spinner, *td = NULL;
+	pthread_t pt;
+	size_t n;
+	unsigned i;
+
+	spinner = sc_test_spawn("spinner", spin_polite, &s);
+	SC_WAIT_FOR(atomic_load(&s.spinning));
+	if (simulated)
+		td = sc_test_spawn("taker", taker_thread, &t);
+	else
+		assert_int_equal(pthread_create(&pt, NULL, taker_pthread, &t),
+		    0);
+	for (i = 0; i < SNAP_MAX && !atomic_load(&t.done); i++) {
+		assert_int_equal(sc_machine_snapshot(tm, kk, 8, &n), 0);
+		atomic_fetch_add(&t.snaps, 1);
+		atomic_store(&t.go, 1);
+	}
+	SC_WAIT_FOR(atomic_load(&t.done));
+	if (simulated)
+		assert_int_equal(sc_thread_join(td), 0);
+	else
+		assert_int_equal(pthread_join(pt, NULL), 0);
+	print_message("proc-lock taker (%s) waited through %u snapshots\n",
+	    simulated ? "simulated thread" : "pthread", atomic_load(&t.waited));
+	assert_true(atomic_load(&t.waited) <= SNAP_BOUND);
+	atomic_store(&s.release, 1);
+	assert_int_equal(sc_thread_join(spinner), 0);
+}
+
+static void
+test_proc_lock_pthread_not_starved(void **state)
+{
+	(void)state;
+	proc_lock_not_starved(false);
+}
+
+static void
+test_proc_lock_thread_not_starved(void **state)
+{
+	(void)state;
+	proc_lock_not_starved(true);
+}
+
 int
 main(void)
 {
@@ -222,6 +320,12 @@ main(void)
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_proc_lock_keeps_thread_from_exiting,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_proc_lock_pthread_not_starved,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_proc_lock_thread_not_starved,
 		    sc_test_setup_2cpu, sc_test_teardown),
 	};
 

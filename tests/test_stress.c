@@ -66,6 +66,7 @@ static _Atomic uint64_t plain_progress[NPLAIN];
 static _Atomic uint64_t n_snapshots, n_snap_checked, n_snap_running;
 static _Atomic uint64_t snap_progress;
 static _Atomic uint64_t max_capture_ns;	/* the longest sc_stack_save_td() */
+static _Atomic uint64_t max_snapshot_ns; /* the longest snapshot */
 static struct sc_kstack snap_kk[NSLOT + 1][NSNAP]; /* per slot, + plain */
 
 static uint64_t
@@ -134,12 +135,23 @@ print_cpus(struct sc_thread *td, uint64_t ns)
 	}
 }
 
+/* *max = MAX(*max, ns). */
+static void
+note_max(_Atomic uint64_t *max, uint64_t ns)
+{
+	uint64_t cur;
+
+	for (cur = atomic_load(max); ns > cur &&
+	    !atomic_compare_exchange_weak(max, &cur, ns);)
+		;
+}
+
 static void
 capture_slot(struct slot *s)
 {
 	struct sc_thread *td;
 	struct sc_stack st;
-	uint64_t t0, max;
+	uint64_t t0;
 	int error;
 
 	if (s == NULL || (td = atomic_load(&s->td)) == NULL)
@@ -155,9 +167,7 @@ capture_slot(struct slot *s)
 	t0 = sc_now_ns();
 	error = sc_stack_save_td(&st, td);
 	t0 = sc_now_ns() - t0;
-	for (max = atomic_load(&max_capture_ns); t0 > max &&
-	    !atomic_compare_exchange_weak(&max_capture_ns, &max, t0);)
-		;
+	note_max(&max_capture_ns, t0);
 	sc_thread_unlock(td);
 	sc_proc_unlock(s->p);
 	atomic_fetch_add(&n_captures, 1);
@@ -191,10 +201,13 @@ static void
 snapshot_check(struct sc_kstack *buf)
 {
 	struct sc_thread *td;
+	uint64_t t0;
 	size_t i, n;
 	int k;
 
+	t0 = sc_now_ns();
 	assert_int_equal(sc_machine_snapshot(M, buf, NSNAP, &n), 0);
+	note_max(&max_snapshot_ns, sc_now_ns() - t0);
 	atomic_fetch_add(&n_snapshots, 1);
 	for (i = 0; i < n && i < NSNAP; i++) {
 		if (buf[i].state == SC_KKST_STATE_RUNNING)
@@ -534,12 +547,13 @@ test_stress_identity(void **state)
 	    (unsigned long)c.swapouts);
 	printf("stress: snapshots %lu (%lu rounds, %lu retries), entries "
 	    "checked %lu, running (no chain) %lu; capture-slot waits %lu; "
-	    "longest capture %.1f ms\n",
+	    "longest capture %.1f ms, longest snapshot %.1f ms\n",
 	    (unsigned long)n_snapshots, (unsigned long)c.snapshot_rounds,
 	    (unsigned long)c.snapshot_retries, (unsigned long)n_snap_checked,
 	    (unsigned long)n_snap_running,
 	    (unsigned long)c.capture_lock_waits,
-	    (double)atomic_load(&max_capture_ns) / 1e6);
+	    (double)atomic_load(&max_capture_ns) / 1e6,
+	    (double)atomic_load(&max_snapshot_ns) / 1e6);
 	sc_machine_destroy(M);
 	assert_int_equal(atomic_load(&n_misattributed), 0);
 	assert_int_equal(atomic_load(&n_timeouts), 0);
