@@ -371,14 +371,12 @@ sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
 	return (EBUSY);
 }
 
-int
-sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
-{
-	return (sc__stack_save_td_until(st, td, 0));
-}
-
-int
-sc__stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
+/*
+ * sc_stack_save_td() within deadline (sc__stack_save_td_until()).  Its
+ * name, in the KASSERT messages, is the public function's and its bound.
+ */
+static int
+sc_stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
     uint64_t deadline)
 {
 	const struct sc_range *text;
@@ -561,6 +559,19 @@ sc__stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
 	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), tid, error,
 	    st->depth);
 	return (error);
+}
+
+int
+sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
+{
+	return (sc_stack_save_td_until(st, td, 0));
+}
+
+int
+sc__stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
+    uint64_t deadline)
+{
+	return (sc_stack_save_td_until(st, td, deadline));
 }
 
 /* ------------------------------------------------------------------------
