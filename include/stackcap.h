@@ -375,7 +375,8 @@ struct sc_counters {
 	uint64_t	retry_offcpu;	/* td not running any more on relock */
 	uint64_t	ebusy;		/* EBUSY: running, no kernel frame
 					   chain from the interrupted %rbp */
-	uint64_t	timeouts;	/* ETIMEDOUT */
+	uint64_t	timeouts;	/* ETIMEDOUT; proc locks a listing
+					   did not get in time */
 	uint64_t	ebusy_user;	/* ... EBUSY, %rsp outside the kernel
 					   stack (sc_user_call: user mode) */
 	uint64_t	ebusy_nochain;	/* ... EBUSY, %rsp on the kernel stack
