@@ -403,9 +403,9 @@ nmi_other_here(void *arg)
 SC_CHAIN(nmi_blocker_outer, nmi_other_here)
 SC_CHAIN(nmi_target_outer, nmi_other_here)
 
-/* A 2-CPU machine of FreeBSD 12's protocol, bounded at 200 ms. */
+/* A 2-CPU machine of FreeBSD 12's protocol, bounded at ms. */
 static struct sc_machine *
-nmi_machine(struct sc_machine_config *cfg, bool ule)
+nmi_machine(struct sc_machine_config *cfg, bool ule, long ms)
 {
 	struct sc_machine *m = NULL;
 
@@ -414,7 +414,7 @@ nmi_machine(struct sc_machine_config *cfg, bool ule)
 	if (ule)
 		cfg->sched = SC_SCHED_ULE;
 	cfg->protocol = SC_PROTO_NMI;
-	cfg->capture_timeout_ns = 200L * 1000 * 1000;
+	cfg->capture_timeout_ns = ms * 1000 * 1000;
 	assert_int_equal(sc_machine_create(cfg, &m), 0);
 	return (m);
 }
@@ -450,7 +450,8 @@ test_nmi_lands_on_other_thread(void **state)
 	int error;
 
 	(void)state;
-	m = nmi_machine(&cfg, false);
+	/* The hook's wait eats the target's bound: 1 s leaves room. */
+	m = nmi_machine(&cfg, false, 1000);
 	assert_int_equal(sc_proc_create(m, "p", &p), 0);
 	b.signo = cfg.ipi_signo;
 	b.m = m;
@@ -545,7 +546,7 @@ test_nmi_lock_wait_bounded(void **state)
 	int error;
 
 	(void)state;
-	m = nmi_machine(&cfg, true);
+	m = nmi_machine(&cfg, true, 200);
 	assert_int_equal(sc_proc_create(m, "p1", &p1), 0);
 	assert_int_equal(sc_proc_create(m, "p2", &p2), 0);
 	memset(&r, 0, sizeof(r));
