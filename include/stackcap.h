@@ -234,7 +234,9 @@ struct sc_machine_config {
 	int	ipi_signo;		/* default SIGRTMIN + 2; see above */
 	long	capture_timeout_ns;	/* bound of one whole
 					   sc_stack_save_td() call (the wait
-					   for the capture mutex included);
+					   for the capture mutex included),
+					   sc_proc_kstack() or snapshot call
+					   (proc-lock waits included);
 					   default 1 s; 0 = the kernel's
 					   unbounded wait */
 	int	wait_strategy;		/* enum sc_wait_strategy */
@@ -395,7 +397,8 @@ struct sc_counters {
 	uint64_t	retry_offcpu;	/* td not running any more on relock */
 	uint64_t	ebusy;		/* EBUSY: running, no kernel frame
 					   chain from the interrupted %rbp */
-	uint64_t	timeouts;	/* ETIMEDOUT */
+	uint64_t	timeouts;	/* ETIMEDOUT; proc locks a listing
+					   did not get in time */
 	uint64_t	ebusy_user;	/* ... EBUSY, %rsp outside the kernel
 					   stack (sc_user_call: user mode) */
 	uint64_t	ebusy_nochain;	/* ... EBUSY, %rsp on the kernel stack
@@ -876,10 +879,16 @@ struct sc_kstack {
  * number of threads listed (which may exceed max).  out[] elements are
  * elsize bytes apart (the wrapper sc_proc_kstack() passes
  * sizeof(struct sc_kstack)); out may be NULL when max is 0 (*n alone).
- * Returns 0; EINVAL for a bad argument, with no KASSERT (p or n NULL, out
- * NULL with max > 0, elsize smaller than stackcap 0.1's struct); EINVAL
- * (KASSERT) when the caller holds p's proc lock or a spin lock.  *n is
- * set only on 0.  Context: any thread.
+ * capture_timeout_ns bounds the whole call, its proc-lock waits included
+ * (the kernel's waits have no bound): a running thread not captured by
+ * then is SC_KKST_STATE_RUNNING with depth 0; if p's proc lock, held by
+ * another thread, is not had by then, the call stops there and returns
+ * ETIMEDOUT, with out[] and *n holding the threads listed so far (maybe
+ * none).  Returns 0, ETIMEDOUT (above); EINVAL for a bad argument, with no
+ * KASSERT (p or n NULL, out NULL with max > 0, elsize smaller than
+ * stackcap 0.1's struct); EINVAL (KASSERT) when the caller holds p's proc
+ * lock or a spin lock.  *n is set only on 0 and ETIMEDOUT.
+ * Context: any thread.
  */
 SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
 		    struct sc_kstack *out, size_t elsize, size_t max,
@@ -904,21 +913,27 @@ SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
  * and is the stack of the thread its entry names (the kernel's identity
  * rule, per slot); the stacks are not of one global instant.  A thread
  * created during the call is not listed; one that exits before it is
- * looked at is skipped.  capture_timeout_ns bounds the whole call: a
- * thread not captured by then is SC_KKST_STATE_RUNNING with depth 0, as
- * is one running with no kernel frame chain (EBUSY for sc_stack_save_td()).
+ * looked at is skipped.  capture_timeout_ns bounds the whole call, its
+ * proc-lock waits included: a thread not captured by then is
+ * SC_KKST_STATE_RUNNING with depth 0, as is one running with no kernel
+ * frame chain (EBUSY for sc_stack_save_td()).  A process whose proc lock
+ * another thread holds past the bound is left out (its threads cannot be
+ * found without that lock): every other process is listed, and the call
+ * returns ETIMEDOUT, so that an incomplete list is never taken for a whole
+ * one (the pid field tells which processes are there).
  * With cfg.capture_serial, a mistake, SC_PROTO_NMI or SC_ARCH_ARM64, the
  * snapshot is the kernel's: sc_proc_kstack() of each process in turn.
  *
  * Fills out[0..max) (elements elsize bytes apart; the wrapper passes
  * sizeof(struct sc_kstack)) and sets *n to the number of threads listed,
  * which may exceed max (only the first max are captured); out may be NULL
- * when max is 0 (*n alone).  Returns 0; EINVAL for a bad argument, with
- * no KASSERT (m or n NULL, out NULL with max > 0, elsize smaller than
+ * when max is 0 (*n alone).  Returns 0; ETIMEDOUT (a process left out:
+ * out[] and *n hold the others); EINVAL for a bad argument, with no
+ * KASSERT (m or n NULL, out NULL with max > 0, elsize smaller than
  * stackcap 0.1's struct); EINVAL (KASSERT) when the caller holds a proc
  * lock of m or a spin lock, or is inside a capture of m; or ENOMEM.  *n is
- * set only on 0.  Context: a plain pthread or a simulated thread (of m,
- * or of another machine), not a signal handler.
+ * set only on 0 and ETIMEDOUT.  Context: a plain pthread or a simulated
+ * thread (of m, or of another machine), not a signal handler.
  */
 SC_EXTERN int	sc_machine_snapshot_sz(struct sc_machine *m,
 		    struct sc_kstack *out, size_t elsize, size_t max,

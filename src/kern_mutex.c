@@ -64,13 +64,25 @@ sc_spin_sleep(struct sc_spin *sp)
 void
 sc__spin_lock(struct sc_machine *m, struct sc_spin *sp)
 {
+	(void)sc__spin_lock_until(m, sp, UINT64_MAX);
+}
+
+/*
+ * Lock sp, or give up at deadline (sc__ds_clock(); UINT64_MAX: never):
+ * 0 or ETIMEDOUT, with interrupts as they were.  The clock is read only
+ * once the wait has turned to sleeping.
+ */
+int
+sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
+    uint64_t deadline)
+{
 	struct sc_pcpu *pc;
 	uintptr_t self, zero;
 	int n;
 
 	self = sc__owner_self();
 	SC_KASSERT(atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) !=
-	    self, , "spin lock \"%s\" recursed", sp->sp_name);
+	    self, EINVAL, "spin lock \"%s\" recursed", sp->sp_name);
 	sc__ds_point();
 	sc_spinlock_enter();
 	pc = sc__pcpu_get();
@@ -93,13 +105,21 @@ sc__spin_lock(struct sc_machine *m, struct sc_spin *sp)
 			__builtin_ia32_pause();
 		else
 			sc_spin_sleep(sp);
+		if (deadline != UINT64_MAX &&
+		    (n >= SC_SPIN_PAUSES || sc__ds_active()) &&
+		    sc__ds_clock() >= deadline) {
+			sc_spinlock_exit();
+			return (ETIMEDOUT);
+		}
 	}
 	if (pc != NULL) {
 		SC_KASSERT(pc->pc_nheld < (int)(sizeof(pc->pc_held) /
-		    sizeof(pc->pc_held[0])), , "too many spin locks held");
+		    sizeof(pc->pc_held[0])), EINVAL, "too many spin locks "
+		    "held");
 		pc->pc_held[pc->pc_nheld++] = sp;
 	} else
 		sc_plain_held++;
+	return (0);
 }
 
 static void
@@ -303,26 +323,36 @@ sc__mtx_lock(struct sc_mtx *mx)
 	}
 }
 
+/* A simulated waiter's longest futex wait before it offers its CPU. */
+#define SC_MTX_SLICE_NS	(1000L * 1000)
+
 /*
- * Lock mx, or give up at deadline_ns (CLOCK_MONOTONIC): 0 or ETIMEDOUT.
- * Every caller waits on the mutex's futex, a simulated thread too (its CPU
- * pthread blocks, as the requester's answer wait does): the sleep queue
- * has no timeout.  The capture mutex is held for one round trip at a
- * time, so the wait is short, and the bound makes it finite.  A caller
- * may hold spin locks (the teaching mode hold_lock_across_ipi does).
+ * Lock mx, or give up at deadline_ns (the library's clock, sc__ds_clock()):
+ * 0 or ETIMEDOUT.  The sleep queue has no timeout, so every caller waits
+ * on the mutex's futex, which the unlock wakes.  A simulated thread that
+ * holds no spin lock waits in slices of SC_MTX_SLICE_NS and offers its CPU
+ * between them (sc_maybe_yield()): the holder may need that CPU to run
+ * and release mx (on a one-CPU machine it must), and may hold mx for
+ * long (a proc lock).  One that holds spin locks cannot switch (the
+ * teaching mode hold_lock_across_ipi, on a capture mutex, which is held
+ * for one round trip): its CPU pthread blocks, at most until deadline_ns.
  */
 int
 sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns)
 {
 	uintptr_t self = sc__owner_self();
-	uint64_t now;
+	uint64_t now, wait;
 	uint32_t seq;
+	bool yield;
 
 	SC_KASSERT(atomic_load(&mx->mx_owner) != self, EINVAL,
 	    "mutex \"%s\" recursed", mx->mx_name);
+	if (sc_mtx_try(mx, self))
+		return (0);
+	if (mx->mx_waitcnt != NULL)
+		__atomic_fetch_add(mx->mx_waitcnt, 1, __ATOMIC_RELAXED);
+	yield = sc_curthread() != NULL && sc__spin_held_count() == 0;
 	for (;;) {
-		if (sc_mtx_try(mx, self))
-			return (0);
 		seq = atomic_load(&mx->mx_futex);
 		atomic_store(&mx->mx_waiters, 1);
 		if (sc_mtx_try(mx, self))
@@ -330,7 +360,14 @@ sc__mtx_lock_until(struct sc_mtx *mx, uint64_t deadline_ns)
 		now = sc__ds_clock();
 		if (now >= deadline_ns)
 			return (ETIMEDOUT);
-		sc__futex_wait(&mx->mx_futex, seq, (long)(deadline_ns - now));
+		wait = deadline_ns - now;
+		if (yield && wait > (uint64_t)SC_MTX_SLICE_NS)
+			wait = SC_MTX_SLICE_NS;
+		sc__futex_wait(&mx->mx_futex, seq, (long)wait);
+		if (yield)
+			sc_maybe_yield();
+		if (sc_mtx_try(mx, self))
+			return (0);
 	}
 }
 

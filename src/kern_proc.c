@@ -71,6 +71,25 @@ sc_proc_unlock(struct sc_proc *p)
 	sc__mtx_unlock(&p->p_mtx);
 }
 
+/*
+ * The proc lock, or ETIMEDOUT at deadline (sc__ds_clock(); UINT64_MAX:
+ * wait as sc_proc_lock() does).  Only the listing calls bound it; the
+ * kernel's PROC_LOCK() waits for ever.
+ */
+int
+sc__proc_lock_until(struct sc_proc *p, uint64_t deadline)
+{
+	if (deadline == UINT64_MAX) {
+		sc_proc_lock(p);
+		return (0);
+	}
+	sc__ds_enter(p->p_machine);
+	if (sc__mtx_lock_until(&p->p_mtx, deadline) == 0)
+		return (0);
+	SC_CNT_INC(p->p_machine, timeouts);
+	return (ETIMEDOUT);
+}
+
 int
 sc_proc_lock_owned(const struct sc_proc *p)
 {
@@ -169,7 +188,8 @@ sc_proc_last_tid(struct sc_proc *p)
  * dropped, td may exit, be joined and be reused.  The caller fills in the
  * rest unlocked. */
 static void
-sc_proc_kstack_one(struct sc_thread *td, struct sc_kstack *kk)
+sc_proc_kstack_one(struct sc_thread *td, struct sc_kstack *kk,
+    uint64_t deadline)
 {
 	kk->tid = atomic_load(&td->td_tid);
 	snprintf(kk->tdname, sizeof(kk->tdname), "%s", td->td_name);
@@ -177,7 +197,7 @@ sc_proc_kstack_one(struct sc_thread *td, struct sc_kstack *kk)
 	if (TD_IS_SWAPPED(td)) {
 		kk->state = SC_KKST_STATE_SWAPPED;
 		sc_stack_zero(&kk->stack);
-	} else if (sc_stack_save_td(&kk->stack, td) == 0)
+	} else if (sc__stack_save_td_until(&kk->stack, td, deadline) == 0)
 		kk->state = SC_KKST_STATE_STACKOK;
 	else
 		kk->state = SC_KKST_STATE_RUNNING;
@@ -223,39 +243,39 @@ sc__kstack_elem(struct sc_kstack *out, size_t elsize, size_t i,
  * listed.  The snapshot is taken in chunks of SC_KSTACK_CHUNK, all bounded
  * by the last tid at the start, so that no allocation is needed: the same
  * set as one snapshot.
+ *
+ * Every wait, for the proc lock and for each capture, ends at deadline
+ * (UINT64_MAX: none).  A proc lock not had by then ends the listing:
+ * ETIMEDOUT, with *n the threads listed so far.  A capture not answered by
+ * then is SC_KKST_STATE_RUNNING, as sc_stack_save_td()'s ETIMEDOUT.
  */
 int
-sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
-    size_t max, size_t *n)
+sc__proc_kstack_until(struct sc_proc *p, struct sc_kstack *out,
+    size_t elsize, size_t max, size_t *n, uint64_t deadline)
 {
 	int tids[SC_KSTACK_CHUNK], bound, last = 0;
 	struct sc_thread *td;
 	struct sc_kstack *kk, one;
 	size_t i = 0, j, nt;
 
-	/* Bad arguments are an error the caller can test, not misuse. */
-	if (p == NULL || n == NULL || (out == NULL && max != 0) ||
-	    elsize < SC__KSTACK_SIZE_V0)
-		return (EINVAL);
-	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
-	    "proc %d: proc lock already held", p->p_pid);
-	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
-	    "proc %d: the caller holds a spin lock (a thread lock?)",
-	    p->p_pid);
-	sc_proc_lock(p);
+	*n = 0;
+	if (sc__proc_lock_until(p, deadline) != 0)
+		return (ETIMEDOUT);
 	bound = sc_proc_last_tid(p);
 	sc_proc_unlock(p);
 	for (;;) {
-		sc_proc_lock(p);
+		if (sc__proc_lock_until(p, deadline) != 0)
+			return (ETIMEDOUT);
 		nt = sc__proc_tids(p, last, bound, tids, SC_KSTACK_CHUNK);
 		sc_proc_unlock(p);
 		if (nt == 0)
 			break;
 		for (j = 0; j < nt; j++) {
-			sc_proc_lock(p);
+			if (sc__proc_lock_until(p, deadline) != 0)
+				return (ETIMEDOUT);
 			td = sc__proc_tdfind(p, tids[j]);
 			if (td != NULL && i < max)
-				sc_proc_kstack_one(td, &one);
+				sc_proc_kstack_one(td, &one, deadline);
 			sc_proc_unlock(p);
 			if (td == NULL)
 				continue;	/* exited meanwhile */
@@ -265,10 +285,35 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 				kk->state = one.state;
 				sc_stack_copy(&one.stack, &kk->stack);
 			}
-			i++;
+			*n = ++i;
 		}
 		last = tids[nt - 1];
 	}
-	*n = i;
 	return (0);
+}
+
+/* The bound of a whole listing call (sc__ds_clock(); UINT64_MAX: none). */
+uint64_t
+sc__list_deadline(const struct sc_machine *m)
+{
+	return (m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
+	    sc__ds_clock() + (uint64_t)m->m_cfg.capture_timeout_ns);
+}
+
+int
+sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
+    size_t max, size_t *n)
+{
+	/* Bad arguments are an error the caller can test, not misuse. */
+	if (p == NULL || n == NULL || (out == NULL && max != 0) ||
+	    elsize < SC__KSTACK_SIZE_V0)
+		return (EINVAL);
+	SC_KASSERT(!sc_proc_lock_owned(p), EINVAL,
+	    "proc %d: proc lock already held", p->p_pid);
+	SC_KASSERT(sc__spin_held_count() == 0, EINVAL,
+	    "proc %d: the caller holds a spin lock (a thread lock?)",
+	    p->p_pid);
+	sc__ds_enter(p->p_machine);
+	return (sc__proc_kstack_until(p, out, elsize, max, n,
+	    sc__list_deadline(p->p_machine)));
 }

@@ -414,6 +414,8 @@ struct sc_range sc__pthread_stack(void);
 /* kern_mutex.c: spin locks (thread_lock() is public) */
 void	sc__spin_init(struct sc_spin *sp, const char *name);
 void	sc__spin_lock(struct sc_machine *m, struct sc_spin *sp);
+int	sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
+	    uint64_t deadline);
 void	sc__spin_unlock(struct sc_spin *sp);
 bool	sc__spin_owned(const struct sc_spin *sp);
 void	sc__spin_handoff(struct sc_spin *sp, struct sc_thread *td);
@@ -586,12 +588,23 @@ void	sc__stack_walk_pcb(struct sc_stack *st, struct sc_thread *td,
 /* An answer named its target: count it; 0, or EBUSY (depth 0). */
 int	sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
 	    bool kstack);
+/* sc_stack_save_td() within deadline (sc__ds_clock(); UINT64_MAX: none;
+ * 0: capture_timeout_ns from the first sight of td running). */
+int	sc__stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
+	    uint64_t deadline);
 
 /* kern_proc.c, proc lock held: live tids of p in (after, bound], at most
  * max, in tid order; tdfind(). */
 size_t	sc__proc_tids(struct sc_proc *p, int after, int bound, int *tids,
 	    size_t max);
 struct sc_thread *sc__proc_tdfind(struct sc_proc *p, int tid);
+/* kern_proc.c: the listing calls' bound (sc__ds_clock(); UINT64_MAX:
+ * none), the proc lock within it (0 or ETIMEDOUT), and
+ * sc_proc_kstack_sz() within it. */
+uint64_t sc__list_deadline(const struct sc_machine *m);
+int	sc__proc_lock_until(struct sc_proc *p, uint64_t deadline);
+int	sc__proc_kstack_until(struct sc_proc *p, struct sc_kstack *out,
+	    size_t elsize, size_t max, size_t *n, uint64_t deadline);
 struct sc_kstack *sc__kstack_elem(struct sc_kstack *out, size_t elsize,
 	    size_t i, const struct sc_proc *p, int tid, const char *name);
 
@@ -601,7 +614,8 @@ int	sc__stack_walk_fbsd12(struct sc_stack *st, uintptr_t fp,
 	    bool *overrun);
 
 /* stack_machdep_nmi.c: FreeBSD 12's protocol (SC_PROTO_NMI). */
-int	sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td);
+int	sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td,
+	    uint64_t deadline);
 void	sc__stack_nmi_handler(struct sc_pcpu *pc, struct sc_thread *td,
 	    const struct sc_intr_frame *frame, bool intr_disabled);
 

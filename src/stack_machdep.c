@@ -414,8 +414,9 @@ sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td, int tid,
 
 /*
  * The bound of the call, started the first time the target is seen
- * running (0: not yet), so that a capture that walks a pcb reads no clock.
- * Returns false once it has expired.
+ * running (0: not yet), so that a capture that walks a pcb reads no clock;
+ * a listing call passes its own (sc__stack_save_td_until()).  Returns
+ * false once it has expired.
  */
 static bool
 sc_stack_save_in_time(const struct sc_machine *m, uint64_t *deadline)
@@ -495,14 +496,19 @@ sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
 	return (EBUSY);
 }
 
-int
-sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
+/*
+ * sc_stack_save_td() within deadline (sc__stack_save_td_until()).  Its
+ * name, in the KASSERT messages, is the public function's and its bound.
+ */
+static int
+sc_stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
+    uint64_t deadline)
 {
 	const struct sc_range *text;
 	struct sc_machine *m;
 	struct sc_thread *answer, *self;
 	struct sc_pcpu *pc;
-	uint64_t tag, deadline, nocpu;
+	uint64_t tag, nocpu;
 	size_t ntext;
 	int cpuid, error, tid;
 	bool kstack, serial;
@@ -531,7 +537,6 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	/* The tid asked for, for the trace: without the proc lock
 	 * (SC_MISTAKE_NO_PROC_LOCK) td's struct may be reused meanwhile. */
 	tid = td->td_tid;
-	deadline = 0;
 	nocpu = 0;			/* the current streak of NOCPU spins */
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), tid,
@@ -550,7 +555,7 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 		}
 		/* FreeBSD 12's protocol, for the history (docs/history.md). */
 		if (m->m_cfg.protocol == SC_PROTO_NMI) {
-			error = sc__stack_save_td_nmi(st, td);
+			error = sc__stack_save_td_nmi(st, td, deadline);
 			break;
 		}
 		if (td == self) {
@@ -680,6 +685,19 @@ sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
 	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), tid, error,
 	    st->depth);
 	return (error);
+}
+
+int
+sc_stack_save_td(struct sc_stack *st, struct sc_thread *td)
+{
+	return (sc_stack_save_td_until(st, td, 0));
+}
+
+int
+sc__stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
+    uint64_t deadline)
+{
+	return (sc_stack_save_td_until(st, td, deadline));
 }
 
 /* ------------------------------------------------------------------------

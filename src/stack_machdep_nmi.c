@@ -72,16 +72,17 @@ sc__stack_nmi_handler(struct sc_pcpu *pc, struct sc_thread *td,
 
 /*
  * stack_save_td_running(): td RUNNING, not curthread, its thread lock
- * held (and held throughout: that is 12's protocol).  Returns 0, EAGAIN
- * (depth 0), ETIMEDOUT (our bound, where 12 spins for ever), or EINVAL
- * from the KASSERT of ULE's window.
+ * held (and held throughout: that is 12's protocol).  Every wait, for
+ * nmi_lock too, ends at deadline (0: capture_timeout_ns from now).
+ * Returns 0, EAGAIN (depth 0), ETIMEDOUT (our bound, where 12 spins for
+ * ever), or EINVAL from the KASSERT of ULE's window.
  */
 static int
-sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
+sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td,
+    uint64_t deadline)
 {
 	struct sc_machine *m = td->td_machine;
 	struct sc_stack_nmi *sn = &m->m_nmi;
-	uint64_t deadline;
 	uintptr_t want;
 	int cpuid, error;
 
@@ -96,15 +97,19 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
 	    "finds td running, nmi_pending is never cleared: a spin for ever "
 	    "with nmi_lock held and interrupts disabled",
 	    td->td_tid, td->td_name);
-	sc__spin_lock(m, &sn->sn_lock);
+	/* The library's clock: virtual time in deterministic mode, so that
+	 * the bound expires at the same step in every run of a seed. */
+	if (deadline == 0)
+		deadline = sc__ds_clock() +
+		    (uint64_t)m->m_cfg.capture_timeout_ns;
+	/* Another requester holds nmi_lock at most until its own bound. */
+	if (sc__spin_lock_until(m, &sn->sn_lock, deadline) != 0)
+		return (ETIMEDOUT);
 	atomic_store_explicit(&sn->sn_pending, (uintptr_t)td,
 	    memory_order_release);
 	SC_CNT_INC(m, nmis_sent);
 	sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
 	sc__ipi_cpu(&m->m_pcpu[cpuid], SC_IPI_NMI, td->td_tid);
-	/* The library's clock: virtual time in deterministic mode, so that
-	 * the bound expires at the same step in every run of a seed. */
-	deadline = sc__ds_clock() + (uint64_t)m->m_cfg.capture_timeout_ns;
 	error = 0;
 	for (;;) {
 		if (atomic_load_explicit(&sn->sn_pending,
@@ -137,10 +142,11 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td)
 
 /*
  * stack_save_td() of FreeBSD 12 with the running case: td's thread lock
- * held; the caller (sc_stack_save_td()) checked the rest.
+ * held; the caller (sc__stack_save_td_until()) checked the rest.
  */
 int
-sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td)
+sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td,
+    uint64_t deadline)
 {
 	const struct sc_range *text;
 	size_t ntext;
@@ -155,7 +161,7 @@ sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td)
 		return (ESRCH);
 	}
 	if (TD_IS_RUNNING(td))
-		return (sc_stack_save_td_running(st, td));
+		return (sc_stack_save_td_running(st, td, deadline));
 	sc_text_ranges(&text, &ntext);
 	sc__stack_walk_fbsd12(st, td->td_pcb.pcb_rbp, td->td_kstack, text,
 	    ntext, &overrun);

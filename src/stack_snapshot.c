@@ -14,10 +14,13 @@
  * is held for the pcb walk and dropped before the IPI; an answer counts
  * only if it names the thread it was for.
  *
- * First every process is locked (in pid order, and kept locked to the
- * end) and each thread looked at under its thread lock: a running one
- * gets its td_oncpu noted and its lock dropped; the others are left to
- * walk.  A round: look again at each running thread whose CPU is not
+ * One bound, capture_timeout_ns from the call, covers every wait: a
+ * process whose proc lock is not had by then is left out (ETIMEDOUT), a
+ * running thread not answered by then is RUNNING with depth 0.  First
+ * every process is locked (in pid order, and kept locked to the end) and
+ * each thread looked at under its thread lock: a running one gets its
+ * td_oncpu noted and its lock dropped; the others are left to walk.  A
+ * round: look again at each running thread whose CPU is not
  * known, open the slot of each CPU found (in CPU order, so that two
  * snapshots never wait for each other in a cycle), send all the IPIs, walk
  * the threads left to walk while the IPIs fly (each from its pcb, under
@@ -61,8 +64,9 @@ struct sc_snap {
 	struct sc_snap_ent *sn_ent;
 	size_t		sn_n, sn_cap;
 	size_t		sn_npending, sn_nwalk;
-	struct sc_proc	**sn_procs;	/* every process, by pid: locked */
-	size_t		sn_nprocs;
+	struct sc_proc	**sn_procs;	/* every process, by pid: locked;
+					   NULL: not locked in time */
+	size_t		sn_nprocs, sn_nmissed; /* ... how many are NULL */
 	uint64_t	sn_deadline;
 	struct sc_snap_slot {
 		int		ss_ent;	/* the round's entry, or -1 */
@@ -70,15 +74,33 @@ struct sc_snap {
 	}		*sn_slot;	/* [ncpu] */
 };
 
-/* Append every live tid of p, read under one hold of its proc lock. */
-static int
-sc_snap_list(struct sc_snap *sn, struct sc_proc *p)
+/*
+ * Leave process i out: its proc lock was not had within the bound.  The
+ * proc locks already taken stay held, and are released at the end.
+ */
+static void
+sc_snap_miss(struct sc_snap *sn, size_t i)
 {
+	sn->sn_procs[i] = NULL;
+	sn->sn_nmissed++;
+}
+
+/*
+ * Append every live tid of process pi, read under one hold of its proc
+ * lock; left out if that lock is not had within the bound.
+ */
+static int
+sc_snap_list(struct sc_snap *sn, size_t pi)
+{
+	struct sc_proc *p = sn->sn_procs[pi];
 	struct sc_snap_ent *e;
 	int tids[SC_SNAP_CHUNK], last = 0;
 	size_t i, nt;
 
-	sc_proc_lock(p);
+	if (sc__proc_lock_until(p, sn->sn_deadline) != 0) {
+		sc_snap_miss(sn, pi);
+		return (0);
+	}
 	for (;;) {
 		nt = sc__proc_tids(p, last, INT_MAX, tids, SC_SNAP_CHUNK);
 		if (nt == 0)
@@ -361,7 +383,8 @@ sc_snap_expire(struct sc_snap *sn)
 /*
  * Lock every process, in pid order (they stay locked to the end, so that
  * no thread of the snapshot exits or is swapped out), find each thread
- * again (tdfind()) and look at it.
+ * again (tdfind()) and look at it.  A process whose lock is not had within
+ * the bound is left out, its threads with it.
  */
 static size_t
 sc_snap_find(struct sc_snap *sn, struct sc_kstack *out, size_t elsize,
@@ -371,9 +394,13 @@ sc_snap_find(struct sc_snap *sn, struct sc_kstack *out, size_t elsize,
 	size_t i, listed = 0;
 
 	for (i = 0; i < sn->sn_nprocs; i++)
-		sc_proc_lock(sn->sn_procs[i]);
+		if (sn->sn_procs[i] != NULL &&
+		    sc__proc_lock_until(sn->sn_procs[i], sn->sn_deadline) != 0)
+			sc_snap_miss(sn, i);
 	for (i = 0; i < sn->sn_n; i++) {
 		e = &sn->sn_ent[i];
+		if (!sc_proc_lock_owned(e->se_p))
+			continue;	/* left out */
 		e->se_td = sc__proc_tdfind(e->se_p, e->se_tid);
 		if (e->se_td == NULL)
 			continue;	/* exited meanwhile */
@@ -389,25 +416,28 @@ sc_snap_find(struct sc_snap *sn, struct sc_kstack *out, size_t elsize,
 
 /*
  * The kernel's way, for capture_serial and the teaching modes: each
- * process in turn through sc_proc_kstack().
+ * process in turn through sc_proc_kstack(), all within one bound.  A
+ * process whose proc lock is not had in time lists the threads it had
+ * listed by then, and the next one is tried: ETIMEDOUT at the end.
  */
 static int
 sc_snap_serial(struct sc_proc **procs, size_t nprocs, struct sc_kstack *out,
-    size_t elsize, size_t max, size_t *n)
+    size_t elsize, size_t max, size_t *n, uint64_t deadline)
 {
 	size_t i, k, total = 0;
-	int error;
+	int error, result = 0;
 
 	for (i = 0; i < nprocs; i++) {
-		error = sc_proc_kstack_sz(procs[i], total < max ?
+		error = sc__proc_kstack_until(procs[i], total < max ?
 		    (struct sc_kstack *)(void *)((char *)out + total *
-		    elsize) : NULL, elsize, total < max ? max - total : 0, &k);
+		    elsize) : NULL, elsize, total < max ? max - total : 0, &k,
+		    deadline);
 		if (error != 0)
-			return (error);
+			result = error;
 		total += k;
 	}
 	*n = total;
-	return (0);
+	return (result);
 }
 
 int
@@ -418,7 +448,7 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	struct sc_snap sn;
 	struct sc_proc **procs;
 	size_t i, nprocs, listed, ntext;
-	uint64_t round;
+	uint64_t round, deadline;
 	int error;
 
 	/* Bad arguments are an error the caller can test, not misuse. */
@@ -433,6 +463,7 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	    "pid %d: a machine does not survive fork()", (int)m->m_pid,
 	    (int)getpid());
 	sc__ds_enter(m);
+	deadline = sc__list_deadline(m);
 	/* The text ranges, computed here on first use: a handler must find
 	 * them ready, it never allocates (as in sc_stack_save_td()). */
 	sc_text_ranges(&text, &ntext);
@@ -447,7 +478,8 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	if (m->m_cfg.capture_serial || m->m_cfg.mistakes != 0 ||
 	    m->m_cfg.protocol != SC_PROTO_IPI ||
 	    m->m_cfg.arch != SC_ARCH_AMD64) {
-		error = sc_snap_serial(procs, nprocs, out, elsize, max, n);
+		error = sc_snap_serial(procs, nprocs, out, elsize, max, n,
+		    deadline);
 		free(procs);
 		return (error);
 	}
@@ -456,10 +488,11 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	sn.sn_self = sc_curthread();
 	sn.sn_procs = procs;
 	sn.sn_nprocs = nprocs;
+	sn.sn_deadline = deadline;
 	sn.sn_slot = malloc((size_t)m->m_ncpu * sizeof(*sn.sn_slot));
 	error = sn.sn_slot == NULL ? ENOMEM : 0;
 	for (i = 0; error == 0 && i < nprocs; i++)
-		error = sc_snap_list(&sn, procs[i]);
+		error = sc_snap_list(&sn, i);
 	if (error != 0) {
 		free(procs);
 		free(sn.sn_ent);
@@ -468,8 +501,6 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	}
 	SC_TRACE(m, SC_TRACE_SNAPSHOT_BEGIN, sc_curcpu(), 0, sn.sn_n, 0);
 	listed = sc_snap_find(&sn, out, elsize, max);
-	sn.sn_deadline = m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
-	    sc__ds_clock() + (uint64_t)m->m_cfg.capture_timeout_ns;
 	for (round = 0; sn.sn_npending > 0 || sn.sn_nwalk > 0;) {
 		if (sc__ds_clock() >= sn.sn_deadline) {
 			sc_snap_expire(&sn);
@@ -479,14 +510,14 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 			round++;
 	}
 	for (i = 0; i < nprocs; i++)
-		sc_proc_unlock(procs[i]);
+		if (procs[i] != NULL)
+			sc_proc_unlock(procs[i]);
 	SC_TRACE(m, SC_TRACE_SNAPSHOT_DONE, sc_curcpu(), 0, listed, round);
 	free(procs);
 	free(sn.sn_ent);
 	free(sn.sn_slot);
 	*n = listed;
-	return (0);
-
+	return (sn.sn_nmissed > 0 ? ETIMEDOUT : 0);
 }
 
 int

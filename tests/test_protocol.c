@@ -5,7 +5,9 @@
  * with timing; each test proves the path it took with the counters.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -356,6 +358,225 @@ test_nmi_ule(void **state)
 	assert_int_equal(sc_test_panic_count(), 0);
 }
 
+/*
+ * stack_nmi_handler()'s identity check ("Don't consume an NMI that wasn't
+ * meant for us"): an NMI that lands on a CPU running another thread while
+ * a request for the target is pending must not answer for the target.
+ * FreeBSD 12 meets such NMIs from other sources (its trap() offers
+ * stack_nmi_handler() every NMI that the stop IPI and hwpmc did not take);
+ * here the NMI is a late one: a capture of the
+ * blocker, whose CPU pthread blocks the IPI signal, timed out and left its
+ * NMI pending there.  The hook of the target's capture, with the request
+ * for the target published, lets the blocker unblock the signal and waits
+ * until the late NMI, on cpu0, which runs the blocker, was declined.  The
+ * target's own NMI then reaches cpu1 and answers, as in FreeBSD 12: 0 with
+ * the target's stack.  Without the check, cpu0 would answer with the
+ * blocker's stack, and the capture would return it as the target's.
+ */
+struct nmi_other {
+	struct sc_machine *m;
+	int		cpu;
+	int		signo;		/* the blocker's: the IPI signal */
+	atomic_int	running;
+	atomic_int	unblock;	/* set by the hook */
+	atomic_int	release;
+};
+
+SC_NOIPA static void
+nmi_other_here(void *arg)
+{
+	struct nmi_other *b = arg;
+	sigset_t set;
+
+	(void)sc_sched_bind(b->cpu);
+	sigemptyset(&set);
+	if (b->signo != 0)
+		sigaddset(&set, b->signo);
+	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
+	atomic_store(&b->running, 1);
+	while (b->signo != 0 && !atomic_load(&b->unblock))
+		SC_BARRIER();
+	(void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	/* Polls for signals, where a sanitizer defers them. */
+	while (!atomic_load(&b->release))
+		sc_maybe_yield();
+}
+
+SC_CHAIN(nmi_blocker_outer, nmi_other_here)
+SC_CHAIN(nmi_target_outer, nmi_other_here)
+
+/* A 2-CPU machine of FreeBSD 12's protocol, bounded at ms. */
+static struct sc_machine *
+nmi_machine(struct sc_machine_config *cfg, bool ule, long ms)
+{
+	struct sc_machine *m = NULL;
+
+	sc_machine_config_init(cfg);
+	cfg->ncpu = 2;
+	if (ule)
+		cfg->sched = SC_SCHED_ULE;
+	cfg->protocol = SC_PROTO_NMI;
+	cfg->capture_timeout_ns = ms * 1000 * 1000;
+	assert_int_equal(sc_machine_create(cfg, &m), 0);
+	return (m);
+}
+
+/* The target's request is published: let the late NMI in, and wait
+ * (bounded: the assertions fail if it expires) until cpu0 declined it. */
+static void
+nmi_other_hook(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct nmi_other *b = arg;
+	struct sc_deadline dl;
+
+	(void)td;
+	if (point != SC_HOOK_SAVE_BEFORE_IPI)
+		return;
+	atomic_store(&b->unblock, 1);
+	sc_test_deadline_start(&dl, SC_TEST_TIMEOUT_MS);
+	while (SC_COUNTER(b->m, trace_stale) == 0 &&
+	    !sc_deadline_passed(&dl))
+		SC_BARRIER();
+}
+
+static void
+test_nmi_lands_on_other_thread(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *tb, *tt;
+	struct nmi_other b = { .cpu = 0 }, t = { .cpu = 1 };
+	struct sc_counters c;
+	struct sc_stack st;
+	int error;
+
+	(void)state;
+	/* The hook's wait eats the target's bound: 1 s leaves room. */
+	m = nmi_machine(&cfg, false, 1000);
+	assert_int_equal(sc_proc_create(m, "p", &p), 0);
+	b.signo = cfg.ipi_signo;
+	b.m = m;
+	assert_int_equal(sc_thread_create(p, "blocker", nmi_blocker_outer, &b,
+	    &tb), 0);
+	assert_int_equal(sc_thread_create(p, "target", nmi_target_outer, &t,
+	    &tt), 0);
+	SC_WAIT_FOR(atomic_load(&b.running) && atomic_load(&t.running) &&
+	    sc_thread_oncpu(tb) == 0 && sc_thread_oncpu(tt) == 1);
+	/* The blocker's NMI stays pending on cpu0: the capture gives up. */
+	assert_int_equal(sc_stack_save_td_locked(p, tb, &st), ETIMEDOUT);
+	c = sc_counters_get(m);
+	assert_int_equal(c.nmis_sent, 1);
+	assert_int_equal(c.nmis_answered, 0);
+	assert_int_equal(c.trace_stale, 0);
+	sc_machine_set_hook(m, nmi_other_hook, &b);
+	error = sc_stack_save_td_locked(p, tt, &st);
+	sc_machine_set_hook(m, NULL, NULL);
+	atomic_store(&b.unblock, 1);
+	assert_int_equal(error, 0);
+	SC_ASSERT_CHAIN(&st, "nmi_target_outer");
+	assert_false(sc_test_stack_has_chain(&st,
+	    (const char *const[]){ "nmi_blocker_outer" }, 1));
+	c = sc_counters_get(m);
+	assert_int_equal(c.nmis_sent, 2);
+	assert_int_equal(c.nmis_answered, 1);	/* cpu1, for the target */
+	assert_int_equal(c.trace_stale, 1);	/* cpu0's, declined */
+	assert_int_equal(c.timeouts, 1);	/* the blocker's capture */
+	atomic_store(&b.release, 1);
+	atomic_store(&t.release, 1);
+	assert_int_equal(sc_thread_join(tb), 0);
+	assert_int_equal(sc_thread_join(tt), 0);
+	sc_machine_destroy(m);
+}
+
+/*
+ * FreeBSD 12 takes nmi_lock with mtx_lock_spin(), without bound.  Here a
+ * second requester gives up at its own bound while the first holds
+ * nmi_lock (its hook waits for the second to return, bounded; the first
+ * may then time out too): ETIMEDOUT, no NMI sent.  ULE: under 4BSD both
+ * targets' thread locks are the one sched_lock, and the second requester
+ * would wait for it, in its own thread_lock() call, before the capture.
+ */
+struct nmi_second {
+	struct sc_proc	*p;
+	struct sc_thread *td;
+	int		error;
+	atomic_int	started;
+	atomic_int	done;
+};
+
+static void *
+nmi_second_main(void *arg)
+{
+	struct nmi_second *r = arg;
+	struct sc_stack st;
+
+	atomic_store(&r->started, 1);
+	r->error = sc_stack_save_td_locked(r->p, r->td, &st);
+	atomic_store(&r->done, 1);
+	return (NULL);
+}
+
+static void
+nmi_lock_hook(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct nmi_second *r = arg;
+	struct sc_deadline dl;
+	pthread_t pt;
+
+	(void)td;
+	if (point != SC_HOOK_SAVE_BEFORE_IPI || atomic_load(&r->started))
+		return;
+	if (pthread_create(&pt, NULL, nmi_second_main, r) != 0)
+		return;
+	sc_test_deadline_start(&dl, SC_TEST_TIMEOUT_MS);
+	while (!atomic_load(&r->done) && !sc_deadline_passed(&dl))
+		SC_BARRIER();
+	(void)pthread_detach(pt);
+}
+
+static void
+test_nmi_lock_wait_bounded(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p1, *p2;
+	struct sc_thread *t1;
+	struct nmi_other a = { .cpu = 0 }, b = { .cpu = 1 };
+	struct nmi_second r;
+	struct sc_stack st;
+	int error;
+
+	(void)state;
+	m = nmi_machine(&cfg, true, 200);
+	assert_int_equal(sc_proc_create(m, "p1", &p1), 0);
+	assert_int_equal(sc_proc_create(m, "p2", &p2), 0);
+	memset(&r, 0, sizeof(r));
+	r.p = p2;
+	assert_int_equal(sc_thread_create(p1, "first", nmi_target_outer, &a,
+	    &t1), 0);
+	assert_int_equal(sc_thread_create(p2, "second", nmi_target_outer, &b,
+	    &r.td), 0);
+	SC_WAIT_FOR(atomic_load(&a.running) && atomic_load(&b.running) &&
+	    sc_thread_oncpu(t1) == 0 && sc_thread_oncpu(r.td) == 1);
+	sc_machine_set_hook(m, nmi_lock_hook, &r);
+	error = sc_stack_save_td_locked(p1, t1, &st);
+	sc_machine_set_hook(m, NULL, NULL);
+	/* The second returned while the first held nmi_lock. */
+	assert_int_equal(atomic_load(&r.done), 1);
+	assert_int_equal(r.error, ETIMEDOUT);
+	assert_int_equal(SC_COUNTER(m, nmis_sent), 1);
+	/* The first spent its bound in the hook: its NMI may come late. */
+	assert_true(error == 0 || error == ETIMEDOUT);
+	if (error == 0)
+		SC_ASSERT_CHAIN(&st, "nmi_target_outer");
+	atomic_store(&a.release, 1);
+	atomic_store(&b.release, 1);
+	assert_int_equal(sc_thread_join(t1), 0);
+	assert_int_equal(sc_thread_join(r.td), 0);
+	sc_machine_destroy(m);
+}
+
 /* Misuse ---------------------------------------------------------------- */
 
 static _Atomic int spin_stop;
@@ -445,6 +666,8 @@ main(void)
 		cmocka_unit_test(test_nmi_4bsd),
 		cmocka_unit_test(test_nmi_user_mode),
 		cmocka_unit_test(test_nmi_ule),
+		cmocka_unit_test(test_nmi_lands_on_other_thread),
+		cmocka_unit_test(test_nmi_lock_wait_bounded),
 		cmocka_unit_test_setup_teardown(
 		    test_running_without_proc_lock_asserts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swapped_asserts, setup,

@@ -264,6 +264,7 @@ test_snapshot_from_hook_asserts(void **state)
 
 /* A snapshot from a simulated thread lists that thread, walked in place. */
 struct selfsnap {
+	struct sc_machine *m;
 	struct sc_kstack kk[8];
 	size_t		n;
 	int		error;
@@ -275,7 +276,7 @@ selfsnap_here(void *arg)
 {
 	struct selfsnap *s = arg;
 
-	s->error = sc_machine_snapshot(sc_proc_machine(tp), s->kk, 8, &s->n);
+	s->error = sc_machine_snapshot(s->m, s->kk, 8, &s->n);
 	atomic_store(&s->done, 1);
 	SC_BARRIER();
 }
@@ -290,6 +291,7 @@ test_snapshot_from_simulated_thread(void **state)
 
 	(void)state;
 	memset(&s, 0, sizeof(s));
+	s.m = tm;
 	td = sc_test_spawn("snapper", selfsnap_outer, &s);
 	SC_WAIT_FOR(atomic_load(&s.done));
 	assert_int_equal(s.error, 0);
@@ -352,6 +354,196 @@ test_snapshot_timeout(void **state)
 	atomic_store(&c.h.release, 1);
 	atomic_store(&b.s.release, 1);
 	assert_int_equal(sc_thread_join(tc), 0);
+	assert_int_equal(sc_thread_join(ts), 0);
+	sc_machine_destroy(m);
+}
+
+/*
+ * A proc lock held far beyond capture_timeout_ns, by a plain pthread or by
+ * a simulated thread: the snapshot ends at its bound with ETIMEDOUT,
+ * without that process, and every other thread listed as usual.  The
+ * holder lets go only once the snapshot has returned, or at its own bound,
+ * SC_TEST_TIMEOUT_MS: then the snapshot waited for it, and the test fails
+ * instead of hanging.
+ */
+struct plock {
+	struct sc_proc	*p;
+	atomic_int	holding;
+	atomic_int	release;	/* set once the snapshot returned */
+	atomic_int	gave_up;	/* let go at its own bound */
+};
+
+static void
+plock_hold(void *arg)
+{
+	struct plock *h = arg;
+	struct sc_deadline dl;
+
+	sc_proc_lock(h->p);
+	atomic_store(&h->holding, 1);
+	sc_test_deadline_start(&dl, SC_TEST_TIMEOUT_MS);
+	while (!atomic_load(&h->release)) {
+		if (sc_deadline_passed(&dl)) {
+			atomic_store(&h->gave_up, 1);
+			break;
+		}
+		/* A simulated holder stays RUNNING; a pthread naps. */
+		if (sc_curthread() != NULL)
+			sc_maybe_yield();
+		else
+			(void)sc_test_deadline_poll(&dl);
+	}
+	sc_proc_unlock(h->p);
+}
+
+static void *
+plock_pthread(void *arg)
+{
+	plock_hold(arg);
+	return (NULL);
+}
+
+SC_CHAIN(plsleep_outer, sleep_until_go)
+
+/* The snapshot, with its holder of p2's proc lock; serial or not. */
+static void
+snapshot_proc_lock_held(bool simulated, int serial)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p1, *p2;
+	struct sc_thread *ts, *th = NULL;
+	struct sleeper sl = { .wmesg = "plsleep" };
+	struct plock h;
+	struct sc_kstack kk[8];
+	pthread_t pt;
+	size_t i, k, n = 0;
+	int error;
+
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 2;
+	cfg.capture_timeout_ns = 200L * 1000 * 1000;
+	cfg.capture_serial = serial;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "p1", &p1), 0);
+	assert_int_equal(sc_proc_create(m, "p2", &p2), 0);
+	assert_int_equal(sc_thread_create(p1, "sleeper", plsleep_outer, &sl,
+	    &ts), 0);
+	WAIT_ASLEEP(ts);
+	memset(&h, 0, sizeof(h));
+	h.p = p2;
+	if (simulated)
+		assert_int_equal(sc_thread_create(p2, "holder", plock_hold,
+		    &h, &th), 0);
+	else
+		assert_int_equal(pthread_create(&pt, NULL, plock_pthread, &h),
+		    0);
+	SC_WAIT_FOR(atomic_load(&h.holding));
+	error = sc_machine_snapshot(m, kk, 8, &n);
+	/* sc_proc_kstack() too: nothing listed, at the same bound. */
+	assert_int_equal(sc_proc_kstack(p2, kk + 4, 4, &k), ETIMEDOUT);
+	assert_int_equal(k, 0);
+	/* Returned while the holder still holds: not at its bound. */
+	assert_int_equal(atomic_load(&h.gave_up), 0);
+	atomic_store(&h.release, 1);
+	assert_int_equal(error, ETIMEDOUT);
+	/* The idle threads (pid 0) and the sleeper (p1); nothing of p2. */
+	assert_int_equal(n, 3);
+	for (i = 0; i < n; i++)
+		assert_int_not_equal(kk[i].pid, sc_proc_pid(p2));
+	assert_int_equal(kk[2].tid, sc_thread_tid(ts));
+	assert_int_equal(kk[2].state, SC_KKST_STATE_STACKOK);
+	SC_ASSERT_CHAIN(&kk[2].stack, "sc_sleep", "plsleep_outer");
+	assert_true(SC_COUNTER(m, timeouts) > 0);
+	if (simulated)
+		assert_int_equal(sc_thread_join(th), 0);
+	else
+		assert_int_equal(pthread_join(pt, NULL), 0);
+	/* Every proc lock was let go: a snapshot lists p2 again. */
+	assert_int_equal(sc_machine_snapshot(m, kk, 8, &n), 0);
+	assert_int_equal(n, 3);
+	atomic_store(&sl.go, 1);
+	sc_wakeup(&sl);
+	assert_int_equal(sc_thread_join(ts), 0);
+	sc_machine_destroy(m);
+}
+
+static void
+test_snapshot_proc_lock_held(void **state)
+{
+	int serial;
+
+	(void)state;
+	for (serial = 0; serial <= 1; serial++) {
+		snapshot_proc_lock_held(false, serial);
+		snapshot_proc_lock_held(true, serial);
+	}
+}
+
+/*
+ * One CPU: a simulated snapshot that finds a proc lock held by a thread
+ * of its own CPU gives that thread the CPU while it waits (a bounded
+ * wait must not block the CPU pthread: the holder could never let go),
+ * and gets the lock once the holder lets go.
+ */
+struct handoff {
+	struct sc_proc	*p;
+	atomic_int	holding;
+	atomic_int	waiting;	/* the snapshot is about to wait */
+	struct selfsnap	snap;
+};
+
+static void
+handoff_hold(void *arg)
+{
+	struct handoff *h = arg;
+
+	sc_proc_lock(h->p);
+	atomic_store(&h->holding, 1);
+	while (!atomic_load(&h->waiting))
+		sc_maybe_yield();
+	sc_proc_unlock(h->p);
+	while (!atomic_load(&h->snap.done))	/* listed, not exited */
+		sc_maybe_yield();
+}
+
+static void
+handoff_snap(void *arg)
+{
+	struct handoff *h = arg;
+
+	while (!atomic_load(&h->holding))
+		sc_maybe_yield();
+	atomic_store(&h->waiting, 1);
+	selfsnap_here(&h->snap);
+}
+
+static void
+test_snapshot_waits_yielding(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *th, *ts;
+	struct handoff h;
+
+	(void)state;
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 1;
+	cfg.capture_timeout_ns = 1000L * 1000 * 1000;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "p", &p), 0);
+	memset(&h, 0, sizeof(h));
+	h.p = p;
+	h.snap.m = m;
+	assert_int_equal(sc_thread_create(p, "holder", handoff_hold, &h, &th),
+	    0);
+	assert_int_equal(sc_thread_create(p, "snapper", handoff_snap, &h,
+	    &ts), 0);
+	SC_WAIT_FOR(atomic_load(&h.snap.done));
+	assert_int_equal(h.snap.error, 0);
+	assert_int_equal(h.snap.n, 3);
+	assert_int_equal(sc_thread_join(th), 0);
 	assert_int_equal(sc_thread_join(ts), 0);
 	sc_machine_destroy(m);
 }
@@ -425,6 +617,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_snapshot_from_hook_asserts,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test(test_snapshot_timeout),
+		cmocka_unit_test(test_snapshot_proc_lock_held),
+		cmocka_unit_test(test_snapshot_waits_yielding),
 		cmocka_unit_test(test_snapshot_serial_and_old_size),
 	};
 
