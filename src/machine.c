@@ -221,7 +221,8 @@ sc__env_seed(uint64_t *seedp)
 	const char *v = getenv("STACKCAP_SEED");
 	const char *digits;
 	unsigned long long seed;
-	bool hex;
+	int serrno = errno;	/* the library never changes the caller's */
+	bool bad, hex;
 
 	if (v == NULL || *v == '\0')
 		return (false);
@@ -229,14 +230,15 @@ sc__env_seed(uint64_t *seedp)
 	digits = hex ? v + 2 : v;
 	errno = 0;
 	seed = strtoull(digits, NULL, hex ? 16 : 10);
-	if (*digits == '\0' || strspn(digits, hex ? "0123456789abcdefABCDEF" :
-	    "0123456789") != strlen(digits) || errno != 0) {
-		if (atomic_exchange(&warned, 1) == 0)
-			fprintf(stderr, "stackcap: STACKCAP_SEED=%s is not a "
-			    "seed (a decimal or 0x number below 2^64); "
-			    "ignored\n", v);
+	bad = *digits == '\0' || strspn(digits, hex ?
+	    "0123456789abcdefABCDEF" : "0123456789") != strlen(digits) ||
+	    errno != 0;
+	if (bad && atomic_exchange(&warned, 1) == 0)
+		fprintf(stderr, "stackcap: STACKCAP_SEED=%s is not a seed (a "
+		    "decimal or 0x number below 2^64); ignored\n", v);
+	errno = serrno;
+	if (bad)
 		return (false);
-	}
 	*seedp = (uint64_t)seed;
 	return (true);
 }

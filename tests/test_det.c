@@ -404,6 +404,7 @@ test_env_seed_not_a_seed(void **state)
 	    "0x", "0xg", "forty-two", "99999999999999999999999",
 	    "18446744073709551616", "0x10000000000000000", "1e3" };
 	struct sc_machine_config cfg;
+	struct sc_machine *m;
 	struct det_run a, b;
 	char said[512];
 	FILE *f;
@@ -440,6 +441,13 @@ test_env_seed_not_a_seed(void **state)
 	det_body(&cfg, &a);
 	unsetenv("STACKCAP_SEED");
 	assert_true(a.sig == b.sig);
+	/* The library never sets errno: not even strtoull()'s ERANGE. */
+	setenv("STACKCAP_SEED", "99999999999999999999999", 1);
+	errno = EDOM;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(errno, EDOM);
+	sc_machine_destroy(m);
+	unsetenv("STACKCAP_SEED");
 	/* Plain decimal (leading zeros too) and 0x numbers are seeds. */
 	assert_true(det_env_steps("7") > 0);
 	assert_true(det_env_steps("010") > 0);
