@@ -65,7 +65,7 @@ sleep_then_spin(void *arg)
 static void
 test_nocpu_wait_drops_lock(void **state)
 {
-	struct incoming in = { 0 };
+	struct incoming in = { .td = NULL };
 	struct hold h = { 0 };
 	struct sc_machine_config cfg;
 	struct sc_thread *td;
