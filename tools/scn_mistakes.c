@@ -189,7 +189,8 @@ scn_no_proc_lock(struct sc_proc *p, struct scn_result *res)
 	    res->answer_tid != res->target_tid &&
 	    sc_thread_proc(t.td) == h.np;
 	/* The struct is the new thread's: stop that one, once. */
-	return (atomic_load(&h.done) ? scn_target_stop(&n) : scn_target_stop(&t));
+	return (atomic_load(&h.done) ? scn_target_stop(&n) :
+	    scn_target_stop(&t));
 }
 
 /*
