@@ -37,7 +37,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libunwind.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -52,6 +51,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "sc_futex.h"		/* the library's futex wrappers */
 #include "stackcap.h"
 
 
@@ -104,21 +104,6 @@ static const char *
 short_name(int strategy)
 {
 	return (strategy_names[strategy] + sizeof("SC_WAIT_") - 1);
-}
-
-static void
-futex_wait(_Atomic uint32_t *w, uint32_t val, long ns)
-{
-	struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
-
-	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, ns > 0 ? &ts : NULL,
-	    NULL, 0);
-}
-
-static void
-futex_wake(_Atomic uint32_t *w)
-{
-	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 static void
@@ -206,7 +191,7 @@ raw_spin(void)
 	while (!atomic_load_explicit(&raw_stop, memory_order_relaxed)) {
 		if (!atomic_load_explicit(&raw_active, memory_order_relaxed)) {
 			atomic_store(&raw_spinning, 0);
-			futex_wait(&raw_active, 0, 0);
+			(void)sc__futex_wait_raw(&raw_active, 0, 0);
 			continue;
 		}
 		atomic_store_explicit(&raw_spinning, 1, memory_order_relaxed);
@@ -267,7 +252,7 @@ raw_target_activate(int on)
 	atomic_store(&raw_active, (uint32_t)on);
 	if (!on)
 		return;
-	futex_wake(&raw_active);
+	sc__futex_wake_raw(&raw_active, 1);
 	while (!atomic_load(&raw_spinning))
 		sched_yield();
 }
@@ -277,7 +262,7 @@ raw_target_stop_join(void)
 {
 	atomic_store(&raw_stop, 1);
 	atomic_store(&raw_active, 1);
-	futex_wake(&raw_active);
+	sc__futex_wake_raw(&raw_active, 1);
 	pthread_join(raw_target, NULL);
 }
 
@@ -305,7 +290,7 @@ raw_handler_wake(int sig, siginfo_t *si, void *uc)
 	atomic_store_explicit(&raw_flag, 1, memory_order_release);
 	atomic_fetch_add(&raw_futex, 1);
 	if (atomic_load(&raw_waiting))
-		futex_wake(&raw_futex);
+		sc__futex_wake_raw(&raw_futex, 1);
 	errno = saved_errno;
 }
 
@@ -334,7 +319,8 @@ raw_wait(int strategy)
 		}
 		atomic_store(&raw_waiting, 1);
 		if (!atomic_load_explicit(&raw_flag, memory_order_acquire))
-			futex_wait(&raw_futex, seq, (long)(deadline - now));
+			(void)sc__futex_wait_raw(&raw_futex, seq,
+			    (long)(deadline - now));
 		atomic_store(&raw_waiting, 0);
 	}
 }
@@ -604,7 +590,7 @@ walk_handler(int sig, siginfo_t *si, void *ucv)
 	atomic_store_explicit(&raw_flag, 1, memory_order_release);
 	atomic_fetch_add(&raw_futex, 1);
 	if (atomic_load(&raw_waiting))
-		futex_wake(&raw_futex);
+		sc__futex_wake_raw(&raw_futex, 1);
 	errno = saved_errno;
 }
 

@@ -21,7 +21,6 @@
  *                                    default 100000; switches: 2x that)
  */
 #include <errno.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -29,12 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "sc_futex.h"		/* the library's futex wrappers */
 #include "stackcap.h"
 
 
@@ -186,18 +185,6 @@ struct futex_pp {
 };
 
 static void
-futex_wait(_Atomic uint32_t *w, uint32_t val)
-{
-	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
-}
-
-static void
-futex_wake(_Atomic uint32_t *w)
-{
-	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static void
 pin_cpu0(void)
 {
 	cpu_set_t set;
@@ -214,9 +201,9 @@ futex_turns(struct futex_pp *f, uint32_t me)
 
 	for (i = 0; i < f->n; i++) {
 		while (atomic_load(&f->word) != me)
-			futex_wait(&f->word, 1 - me);
+			(void)sc__futex_wait_raw(&f->word, 1 - me, 0);
 		atomic_store(&f->word, 1 - me);
-		futex_wake(&f->word);
+		sc__futex_wake_raw(&f->word, 1);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include "sc_internal.h"
 #include "sc_futex.h"
 #include "sc_sanitizer.h"
+#include "sc_switch.h"
 
 /* Wake one idle CPU (pc, or any when pc is NULL) to look at the run queue. */
 void
@@ -47,10 +48,7 @@ sc__idle_loop(void *arg)
 		if (m->m_sched->sched_runnable(pc) ||
 		    m->m_sched->sched_idled(pc) || atomic_load(&m->m_dying)) {
 			atomic_store(&pc->pc_idling, 0);
-			sc_thread_lock(td);
-			sc__mi_switch(td);
-			sc_thread_unlock(td);
-			sc__switch_done();
+			sc__mi_switch_voluntary(td);
 			continue;
 		}
 		/* The bound only limits damage from a lost wake; none is

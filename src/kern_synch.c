@@ -10,6 +10,7 @@
 
 #include "sc_internal.h"
 #include "sc_sanitizer.h"
+#include "sc_switch.h"
 
 /* Change td's state (td's lock held, or td not yet visible). */
 void
@@ -92,10 +93,7 @@ sc_yield(void)
 	struct sc_thread *td = sc_curthread();
 
 	SC_KASSERT(td != NULL, , "sc_yield outside a simulated thread");
-	sc_thread_lock(td);
-	sc__mi_switch(td);
-	sc_thread_unlock(td);
-	sc__switch_done();
+	sc__mi_switch_voluntary(td);
 }
 
 void

@@ -1,7 +1,7 @@
 /*
  * Futexes (internal; Linux only), the one copy: the idle loop, the sleep
  * mutexes, the requester's answer wait and thread join all wait on them.
- * The clock is sc_now_ns() (stackcap/testing.h).  In deterministic mode a
+ * The clock is sc_now_ns() (stackcap/base.h).  In deterministic mode a
  * wait is a scheduling point instead (sim_det.c): whoever would wake the
  * waiter runs only when the waiter gives up the run token.
  */

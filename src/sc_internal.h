@@ -58,7 +58,7 @@
 #endif
 
 #include "stackcap.h"
-#include "stackcap/testing.h"
+#include "stackcap/base.h"
 
 /*
  * Per-pthread data used from the signal handler must use the initial-exec
@@ -67,7 +67,7 @@
  */
 #define SC_TLS_IE	__attribute__((tls_model("initial-exec")))
 
-/* SC_NOIPA, SC_BARRIER() and sc_now_ns() come from stackcap/testing.h. */
+/* SC_NOIPA, SC_BARRIER() and sc_now_ns() come from stackcap/base.h. */
 
 #define SC_MAXCPU	256
 #define SC_PAGE_SIZE	4096

@@ -51,4 +51,19 @@ sc__sched_cpu_switch(struct sc_pcpu *pc, struct sc_thread *td,
 	sc__san_finish_switch(td->td_asan_fake);
 }
 
+/*
+ * A voluntary switch of curthread td (sched_relinquish(), the idle loop's
+ * mi_switch()): switch under td's thread lock; once td runs again, drop
+ * the lock and reap the thread that exited on this CPU.  Inlined so that
+ * td's stack reads its caller, then mi_switch.
+ */
+__attribute__((always_inline)) static inline void
+sc__mi_switch_voluntary(struct sc_thread *td)
+{
+	sc_thread_lock(td);
+	sc__mi_switch(td);
+	sc_thread_unlock(td);
+	sc__switch_done();
+}
+
 #endif /* !SC_SWITCH_H */

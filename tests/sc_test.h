@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the CMocka tests (not part of the library).
  *
- * Include this instead of <cmocka.h>: it includes what cmocka.h needs first.
+ * Include this instead of <cmocka.h> (it includes sc_cmocka.h).
  * Everything here runs on the test's own thread (a plain pthread) unless
  * its comment says otherwise: CMocka's assertions long-jump back to the
  * test runner, which must never happen from a simulated thread's stack.
@@ -19,8 +19,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <cmocka.h>
+
+#include "sc_cmocka.h"
 
 #include "stackcap.h"
 #include "stackcap/testing.h"

@@ -9,14 +9,12 @@
  * version passed in, e.g. the sysctl interface's buffer lengths.)
  */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <cmocka.h>
 
+#include "sc_cmocka.h"
 #include "stackcap_0_1.h"
 
 #define PAGE	4096

@@ -4,14 +4,11 @@
  * else handles it, and its disposition comes back at destroy.
  */
 #include <errno.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "sc_test.h"
 #include "stackcap.h"

@@ -11,13 +11,11 @@
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <cmocka.h>
 
+#include "sc_cmocka.h"
 #include "stackcap.h"
 #include "stackcap/testing.h"
 

@@ -6,16 +6,13 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "sc_test.h"
 #include "sc_test_scn.h"

@@ -7,14 +7,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "sc_test.h"
 #include "sc_test_bodies.h"

@@ -1,11 +1,8 @@
 /* struct sc_stack operations and symbolised output (subr_stack.c). */
 #include <errno.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <cmocka.h>
 
 #include "sc_test.h"
 #include "stackcap.h"

@@ -20,8 +20,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,7 +29,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <cmocka.h>
 
 #include "sc_test.h"
 #include "sc_internal.h"	/* the CPUs' state, printed at a timeout */

@@ -6,15 +6,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <regex.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
-#include <cmocka.h>
 
 #include "sample.h"
 #include "sc_test.h"

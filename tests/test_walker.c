@@ -8,15 +8,13 @@
  * "text" is made of fake ranges that are never dereferenced.
  */
 #include <dlfcn.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <cmocka.h>
 
+#include "sc_cmocka.h"
 #include "stackcap.h"
 #include "stackcap/testing.h"
 

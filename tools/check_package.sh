@@ -89,6 +89,7 @@ pc=$(find "$prefix" -path '*/pkgconfig/stackcap.pc' -print -quit)
 libdir=$(dirname "$(dirname "$pc")")
 cmakedir=$libdir/cmake/stackcap
 for f in "$prefix/include/stackcap.h" "$prefix/include/stackcap/testing.h" \
+    "$prefix/include/stackcap/base.h" \
     "$libdir/libstackcap.a" "$libdir/libstackcap.so" \
     "$cmakedir/stackcapConfig.cmake" "$cmakedir/stackcapConfigVersion.cmake" \
     "$cmakedir/stackcapTargets.cmake" "$prefix/share/doc/stackcap/LICENSE"; do

@@ -1,8 +1,9 @@
 /*
  * stackcap/testing.h: what a test or a benchmark written against stackcap
  * needs to make stacks it can recognise, and to wait without hanging.  The
- * library, its tests, its tools and its benchmarks use these same
- * definitions (each exists once).  Header only; nothing here is exported.
+ * library's tests, tools and benchmarks use these same definitions (each
+ * exists once); the library itself uses only stackcap/base.h, which this
+ * header builds on.  Header only; nothing here is exported.
  *
  *	SC_NOIPA static void f3(void *arg) { spin(arg); SC_BARRIER(); }
  *	SC_CHAIN(f2, f3)
@@ -16,26 +17,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <stackcap.h>
+#include <stackcap/base.h>	/* SC_NOIPA, SC_BARRIER(), sc_now_ns() */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/*
- * SC_NOIPA: neither inlined, cloned nor analysed across calls, so the
- * function keeps its own frame and symbol (clang has no noipa; noinline is
- * what it has).  SC_BARRIER(): put it after each call of a chain, so the
- * call is not a tail call and the caller's frame stays on the stack.
- */
-#if defined(__clang__)
-#define SC_NOIPA	__attribute__((noinline))
-#else
-#define SC_NOIPA	__attribute__((noinline, noipa))
-#endif
-#define SC_BARRIER()	__asm__ volatile("" ::: "memory")
 
 /*
  * SC_CHAIN(name, next): define `static void name(void *arg)` that calls
@@ -48,16 +36,6 @@ extern "C" {
 		next(arg);						\
 		SC_BARRIER();						\
 	}
-
-/* CLOCK_MONOTONIC in nanoseconds.  Context: any, a signal handler too. */
-static inline uint64_t
-sc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
-}
 
 /*
  * A deadline for a bounded wait: start it, then poll the condition and

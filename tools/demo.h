@@ -1,0 +1,48 @@
+/*
+ * What the files of stackcap-demo share: the options, the demo machine
+ * (demo_machine.c) and the procstat printer (demo_procstat.c).  The modes
+ * and main() are in stackcap-demo.c.
+ */
+#ifndef SC_DEMO_H
+#define SC_DEMO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "stackcap.h"
+
+#define DEMO_MAX_THREADS	64	/* threads of the demo machine */
+#define DEMO_MAX_PROCS		32
+
+/* The options (main() parses them). */
+struct demo_opts {
+	int		ncpu;
+	const char	*mode;
+	const char	*scenario;	/* --scenario NAME */
+	const char	*json;	/* --json FILE: Chrome trace-event JSON */
+	int		samples;	/* --sample N */
+	int		kflag;		/* -k: 1, -kk: 2 (the default) */
+	bool		kernel_limits;	/* --kernel-limits */
+	const char	*explore;	/* --explore NAME */
+	int		runs;		/* --runs N (default 1000) */
+	int		pct;		/* --pct DEPTH (0: random) */
+	uint64_t	seed;		/* --seed S (0: search) */
+	int		mistake;	/* --mistake on|off (default on) */
+};
+
+/*
+ * Build the demo machine (o->ncpu CPUs), hand it to show(), tear it down.
+ * Returns the exit status.  Context: the main thread.
+ */
+int	demo_world_run(const struct demo_opts *o,
+	    int (*show)(const struct demo_opts *, struct sc_machine *),
+	    const char *what);
+
+/*
+ * procstat -kk -a (or -k, --kernel-limits as o says): every thread of
+ * every process of m, from one sc_machine_snapshot().  Context: a plain
+ * pthread.
+ */
+void	demo_kstack_all(const struct demo_opts *o, struct sc_machine *m);
+
+#endif /* !SC_DEMO_H */
