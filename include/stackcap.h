@@ -160,7 +160,9 @@ enum sc_td_state {
 };
 
 /* Inhibitors (td_inhibitors, sys/sys/proc.h), a bit mask. */
-#define SC_TDI_SUSPENDED	0x0001	/* (unused here, kept for the bits) */
+#define SC_TDI_SUSPENDED	0x0001	/* parked for good: a KASSERT handler
+					   returned on it (sc_thread_join()
+					   answers EINVAL) */
 #define SC_TDI_SLEEPING		0x0002	/* in sc_sleep() */
 #define SC_TDI_SWAPPED		0x0004	/* kernel stack swapped out */
 #define SC_TDI_LOCK		0x0008	/* (unused here) */
@@ -753,7 +755,9 @@ enum sc_trace_event {
 
 struct sc_trace_record {
 	uint64_t	seq;		/* order of the events, from 0 */
-	uint64_t	ts_ns;		/* CLOCK_MONOTONIC */
+	uint64_t	ts_ns;		/* CLOCK_MONOTONIC; in deterministic
+					   mode virtual time (one step, one
+					   microsecond) */
 	int		cpu;		/* or SC_NOCPU */
 	int		tid;		/* or 0 */
 	int		event;		/* enum sc_trace_event */
