@@ -28,8 +28,9 @@
  *   (n)  no lock: written by the one CPU that runs or switches the thread,
  *        with interrupts disabled.  ULE writes it with no lock held, as
  *        sched_switch() in sys/kern/sched_ule.c does (sys/sys/proc.h still
- *        says (t)): a RUNNING thread whose lock is free may show NOCPU.  4BSD writes it under (s), its thread lock.  Read by an
- *        atomic load, unlocked: a hint that the reader checks again
+ *        says (t)): a RUNNING thread whose lock is free may show NOCPU.
+ *        4BSD writes it under (s), its thread lock.  Read by an atomic
+ *        load, unlocked: a hint that the reader checks again
  *   (k)  curthread only (the simulated thread itself)
  *   (k*) curthread, and the IPI handler that interrupts it on its CPU
  *   (o)  CPU-local: code running on the CPU's own pthread (whichever
@@ -110,7 +111,8 @@ struct sc_spin {
 };
 
 /* A simulated sleep mutex (struct mtx with MTX_DEF): the proc lock, the
- * capture slots' mutexes and intr_lock.  Owned by a sc_thread or by a plain pthread. */
+ * capture slots' mutexes and intr_lock.  Owned by a sc_thread or by a
+ * plain pthread. */
 struct sc_mtx {
 	_Atomic uintptr_t mx_owner;	/* (a) owner token, 0 = free */
 	_Atomic int	mx_waiters;	/* (a) someone sleeps on it */
