@@ -249,11 +249,7 @@ struct sc_machine_config {
 	size_t	trace_events;		/* protocol trace ring size; 0 = off */
 	sc_hook_fn hook;		/* race injection; NULL = none */
 	void	*hook_arg;
-	int	hold_lock_across_ipi;	/* teaching only: keep td's thread
-					   lock across the IPI, the mistake
-					   that step 4 avoids (it deadlocks
-					   when the target needs its lock);
-					   needs a bounded wait; the same as
+	int	hold_lock_across_ipi;	/* teaching only: the same as
 					   SC_MISTAKE_HOLD_THREAD_LOCK */
 	/* --- stackcap 0.2 --- */
 	unsigned mistakes;		/* 0, or SC_MISTAKE_* bits: teaching
@@ -770,20 +766,11 @@ SC_EXTERN int	sc_trace_print(struct sc_machine *m, FILE *fp);
 
 /*
  * Write the trace as Chrome trace-event JSON, for Perfetto,
- * chrome://tracing, Chrome DevTools and speedscope.  One process (pid 1);
- * one track per simulated CPU, "cpuN" with tid N + 1, and one for plain
- * pthreads, tid ncpu + 1 (no tid 0); every event in the category
- * "stackcap".  Each event is an instant with its arguments and narrated
- * text.  Duration ("X") slices on top: "stack_save_td" on the requester's
- * track for each capture (CAPTURE_BEGIN to its CAPTURE_DONE), inside it an
- * "IPI_TRACE wait" from each IPI_SENT to the requester's next step, and
- * "stack_capture_intr" on the CPU's track for each handler (IPI_RECEIVED to
- * ANSWER_PUBLISHED, STALE_IPI, or WALK_DONE when the publish is not in the
- * ring).  A flow "IPI_TRACE" goes from each wait slice to its handler slice,
- * on their ts.  Only what the ring still holds is paired: a slice or flow
- * whose other end was overwritten is left out (the surviving events stay
- * instants), and so is a slice that would overlap another of its track
- * without nesting.  Returns 0, ENOENT when the trace is off, ENOMEM, or EIO.
+ * chrome://tracing, Chrome DevTools and speedscope: one track per CPU and
+ * one for the plain pthreads, every event an instant, and slices and
+ * flows for the captures and handlers whose events the ring still holds
+ * (docs/design.md, "The protocol trace", has the format).  Returns 0,
+ * ENOENT when the trace is off, ENOMEM, or EIO.
  * Context: any thread but a signal handler.
  */
 SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
