@@ -26,9 +26,10 @@
  *        the requester, which holds (x) (or SC_PROTO_NMI's nmi_lock),
  *        reads it
  *   (n)  no lock: written by the one CPU that runs or switches the thread,
- *        with interrupts disabled.  ULE writes it with no lock held, as
- *        sched_switch() in sys/kern/sched_ule.c does (sys/sys/proc.h still
- *        says (t)): a RUNNING thread whose lock is free may show NOCPU.
+ *        with interrupts disabled.  ULE's switch writes it with no lock
+ *        held, as sched_switch() in sys/kern/sched_ule.c does (whose
+ *        proc.h still says (t)): a RUNNING thread whose lock is free may
+ *        show NOCPU.
  *        4BSD writes it under (s), its thread lock.  Read by an atomic
  *        load, unlocked: a hint that the reader checks again
  *   (k)  curthread only (the simulated thread itself)
