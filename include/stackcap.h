@@ -160,7 +160,9 @@ enum sc_td_state {
 };
 
 /* Inhibitors (td_inhibitors, sys/sys/proc.h), a bit mask. */
-#define SC_TDI_SUSPENDED	0x0001	/* (unused here, kept for the bits) */
+#define SC_TDI_SUSPENDED	0x0001	/* parked for good: a KASSERT handler
+					   returned on it (sc_thread_join()
+					   answers EINVAL) */
 #define SC_TDI_SLEEPING		0x0002	/* in sc_sleep() */
 #define SC_TDI_SWAPPED		0x0004	/* kernel stack swapped out */
 #define SC_TDI_LOCK		0x0008	/* (unused here) */
@@ -247,11 +249,7 @@ struct sc_machine_config {
 	size_t	trace_events;		/* protocol trace ring size; 0 = off */
 	sc_hook_fn hook;		/* race injection; NULL = none */
 	void	*hook_arg;
-	int	hold_lock_across_ipi;	/* teaching only: keep td's thread
-					   lock across the IPI, the mistake
-					   that step 4 avoids (it deadlocks
-					   when the target needs its lock);
-					   needs a bounded wait; the same as
+	int	hold_lock_across_ipi;	/* teaching only: the same as
 					   SC_MISTAKE_HOLD_THREAD_LOCK */
 	/* --- stackcap 0.2 --- */
 	unsigned mistakes;		/* 0, or SC_MISTAKE_* bits: teaching
@@ -286,20 +284,12 @@ struct sc_machine_config {
 };
 
 /*
- * The scheduler (cfg.sched), one of FreeBSD's two:
- * - SC_SCHED_ULE (sys/kern/sched_ule.c, the default of FreeBSD 13 and 14):
- *   a run queue per CPU, each with its own lock, which is the td_lock of
- *   the threads on it; every switch blocks the thread's lock
- *   (thread_lock_block()) and drops the run-queue lock before
- *   cpu_switch(); the outgoing thread's td_oncpu becomes NOCPU last, and
- *   the incoming thread sets its own only once cpu_switch() returns into
- *   it, with no lock held: a thread can be RUNNING with td_oncpu == NOCPU
- *   while its lock is free.  An idle CPU steals from a busy one.
- * - SC_SCHED_4BSD (sys/kern/sched_4bsd.c): one sched_lock for every run
- *   queue, held across the switch; td_oncpu changes under it.
+ * The scheduler (cfg.sched): SC_SCHED_ULE (sys/kern/sched_ule.c, the
+ * default), under which a RUNNING thread may have td_oncpu == NOCPU with
+ * its lock free, or SC_SCHED_4BSD (sys/kern/sched_4bsd.c); docs/history.md,
+ * "Both schedulers and both protocols", says what each changes.
  * sc_machine_config_init() sets ULE, unless the environment variable
- * STACKCAP_SCHED is "4bsd" (or "ule"), so that a test suite runs under
- * either scheduler without a rebuild.
+ * STACKCAP_SCHED is "4bsd" (or "ule").
  */
 #define SC_SCHED_ULE	0
 #define SC_SCHED_4BSD	1
@@ -307,53 +297,33 @@ struct sc_machine_config {
 /*
  * The protocol of stack_save_td() for a running thread (cfg.protocol):
  * - SC_PROTO_IPI: FreeBSD 13 and 14's (docs/protocol.md), the default.
- * - SC_PROTO_NMI: FreeBSD 12's stack_save_td_running() (docs/history.md):
- *   the thread lock held across the wait, td_oncpu read under it, one
- *   spin lock (nmi_lock) for the request, an NMI that the target CPU takes
- *   even with interrupts disabled (its handler then answers depth 0, as it
- *   does for user mode: EAGAIN), FreeBSD 12's walker bounds.  It is right
- *   under SC_SCHED_4BSD; under SC_SCHED_ULE (FreeBSD 13's) a RUNNING
- *   thread may have td_oncpu == NOCPU, where FreeBSD 12 would call
- *   ipi_cpu(NOCPU): a KASSERT says so (EINVAL).  The wait is bounded
- *   (capture_timeout_ns, which must not be 0).  Teaching and tests only.
- *   amd64's only (not with SC_ARCH_ARM64), and without capture_serial (the
- *   IPI protocol's choice of lock: nmi_lock is the NMI protocol's own):
- *   EINVAL.  Of the
- *   mistakes, SC_MISTAKE_NO_PROC_LOCK and SC_MISTAKE_SPIN_HELD drop the
- *   same entry checks as under SC_PROTO_IPI; SC_MISTAKE_STALE_ANSWER and
- *   SC_MISTAKE_HOLD_THREAD_LOCK are the IPI protocol's: EINVAL (FreeBSD
- *   12's requester opens each request by storing nmi_pending = td, which
- *   the handler's clear answers, so no answer word is left to go stale;
- *   and it holds the thread lock across the wait by design).
+ * - SC_PROTO_NMI: FreeBSD 12's stack_save_td_running() (docs/history.md),
+ *   for teaching and tests: the thread lock held across the wait, an NMI
+ *   taken even with interrupts disabled (depth 0 there and in user mode:
+ *   EAGAIN).  Under SC_SCHED_ULE, a RUNNING thread with td_oncpu == NOCPU
+ *   is a KASSERT (EINVAL).  Needs capture_timeout_ns > 0; EINVAL with
+ *   SC_ARCH_ARM64, capture_serial, SC_MISTAKE_STALE_ANSWER or
+ *   SC_MISTAKE_HOLD_THREAD_LOCK.
  */
 #define SC_PROTO_IPI	0
 #define SC_PROTO_NMI	1
 
 /*
- * The reviewers' catches (the review thread of the change, and
- * docs/protocol.md), each a mistake that the final protocol avoids and
- * that cfg.mistakes puts back, for teaching and tests only:
+ * Mistakes that the protocol avoids, which cfg.mistakes puts back, for
+ * teaching and tests only (docs/history.md, "The reviewers' catches"):
  * - SC_MISTAKE_STALE_ANSWER: the answer word is cleared neither before the
- *   IPI nor after the answer is read (kib: "Don't you need to clear
- *   intr_pending before ipi ?"; the kernel does both): an earlier answer
- *   is taken as this capture's, with its stack.
+ *   IPI nor after the answer is read: an earlier answer may be taken as
+ *   this capture's, with its stack.
  * - SC_MISTAKE_NO_PROC_LOCK: a running target may be captured without its
- *   proc lock (mjg: "since thread lock is dropped nothing prevents the
- *   target thread from exiting and getting reallocated", and "can the
- *   thread become swapped after the lock is dropped"): while the
- *   requester waits with the thread lock dropped, the target may exit and
- *   its struct be reused by a new thread, whose stack the answer (the same
- *   pointer) then passes off as the target's; or the target may stop
- *   running and be swapped out, which the requester finds on the relock
- *   (a KASSERT: the kernel would walk the unmapped stack and fault).
- * - SC_MISTAKE_SPIN_HELD: the caller may hold another spin lock: if the
- *   target needs it, its CPU spins with interrupts disabled and never takes
- *   the IPI (mjg: "callers should be required to not have interrupts
- *   disabled"); the bounded wait ends the deadlock with ETIMEDOUT.
+ *   proc lock: the target may exit and its struct be reused meanwhile
+ *   (another thread's stack is returned), or be swapped out (a KASSERT on
+ *   the relock).
+ * - SC_MISTAKE_SPIN_HELD: the caller may hold another spin lock; a target
+ *   that needs it never takes the IPI, and the bound ends the wait with
+ *   ETIMEDOUT.
  * - SC_MISTAKE_HOLD_THREAD_LOCK: keep td's thread lock across the IPI
  *   (hold_lock_across_ipi).
- * The mistakes that need a bounded wait (SPIN_HELD, HOLD_THREAD_LOCK)
- * refuse capture_timeout_ns = 0 (EINVAL).
+ * SPIN_HELD and HOLD_THREAD_LOCK refuse capture_timeout_ns = 0 (EINVAL).
  */
 #define SC_MISTAKE_STALE_ANSWER		0x0001u
 #define SC_MISTAKE_NO_PROC_LOCK		0x0002u
@@ -361,10 +331,10 @@ struct sc_machine_config {
 #define SC_MISTAKE_HOLD_THREAD_LOCK	0x0008u
 
 /*
- * The architecture whose stack_save_td() the machine follows (bdragon's
- * and jhibbits' catch in the review).  On arm64, riscv and powerpc the
- * kernel cannot capture a running thread: stack_save_td() returns
- * EOPNOTSUPP for it, curthread included, so procstat -kk shows <running>.
+ * The architecture whose stack_save_td() the machine follows.  On arm64,
+ * riscv and powerpc the kernel cannot capture a running thread:
+ * stack_save_td() returns EOPNOTSUPP for it, curthread included, so
+ * procstat -kk shows <running>.
  * So SC_ARCH_ARM64 takes no setting of that capture: SC_PROTO_NMI, a
  * mistake (hold_lock_across_ipi too) or capture_serial is EINVAL.
  */
@@ -753,7 +723,9 @@ enum sc_trace_event {
 
 struct sc_trace_record {
 	uint64_t	seq;		/* order of the events, from 0 */
-	uint64_t	ts_ns;		/* CLOCK_MONOTONIC */
+	uint64_t	ts_ns;		/* CLOCK_MONOTONIC; in deterministic
+					   mode virtual time (one step, one
+					   microsecond) */
 	int		cpu;		/* or SC_NOCPU */
 	int		tid;		/* or 0 */
 	int		event;		/* enum sc_trace_event */
@@ -794,20 +766,11 @@ SC_EXTERN int	sc_trace_print(struct sc_machine *m, FILE *fp);
 
 /*
  * Write the trace as Chrome trace-event JSON, for Perfetto,
- * chrome://tracing, Chrome DevTools and speedscope.  One process (pid 1);
- * one track per simulated CPU, "cpuN" with tid N + 1, and one for plain
- * pthreads, tid ncpu + 1 (no tid 0); every event in the category
- * "stackcap".  Each event is an instant with its arguments and narrated
- * text.  Duration ("X") slices on top: "stack_save_td" on the requester's
- * track for each capture (CAPTURE_BEGIN to its CAPTURE_DONE), inside it an
- * "IPI_TRACE wait" from each IPI_SENT to the requester's next step, and
- * "stack_capture_intr" on the CPU's track for each handler (IPI_RECEIVED to
- * ANSWER_PUBLISHED, STALE_IPI, or WALK_DONE when the publish is not in the
- * ring).  A flow "IPI_TRACE" goes from each wait slice to its handler slice,
- * on their ts.  Only what the ring still holds is paired: a slice or flow
- * whose other end was overwritten is left out (the surviving events stay
- * instants), and so is a slice that would overlap another of its track
- * without nesting.  Returns 0, ENOENT when the trace is off, ENOMEM, or EIO.
+ * chrome://tracing, Chrome DevTools and speedscope: one track per CPU and
+ * one for the plain pthreads, every event an instant, and slices and
+ * flows for the captures and handlers whose events the ring still holds
+ * (docs/design.md, "The protocol trace", has the format).  Returns 0,
+ * ENOENT when the trace is off, ENOMEM, or EIO.
  * Context: any thread but a signal handler.
  */
 SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
@@ -897,17 +860,12 @@ SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
 /*
  * procstat -kk -a in one round: one entry per live thread of every process
  * of m (the idle threads' included), ordered by pid, then tid, with the
- * states and the locking of sc_proc_kstack().  Threads that are not
- * running are walked from their pcb under their thread lock, as one
- * capture would; every CPU that runs a listed thread gets its IPI_TRACE in
- * the same round, each answering its own CPU's request slot, so the round
- * costs about one signal round trip, not one per running thread.  An
- * answer that names another thread (the target switched off meanwhile)
- * leaves its thread for the next round, which starts when every answer of
- * this one is in; there the thread is looked at again under its thread
- * lock (walked from its pcb if it is no longer running).  The process
+ * states and the locking of sc_proc_kstack().  Every CPU that runs a
+ * listed thread is interrupted in the same round, so the call costs about
+ * one signal round trip, not one per running thread; a thread that
+ * switched off meanwhile is looked at again in the next round.  The proc
  * locks of the threads still to capture stay held from round to round
- * (taken in pid order), so none of them exits or is swapped out.
+ * (taken in pid order).  docs/protocol.md, "The snapshot", has the steps.
  *
  * What it guarantees: each stack was true at some instant within the call,
  * and is the stack of the thread its entry names (the kernel's identity
@@ -924,15 +882,11 @@ SC_EXTERN int	sc_proc_kstack_sz(struct sc_proc *p,
  * With cfg.capture_serial, a mistake, SC_PROTO_NMI or SC_ARCH_ARM64, the
  * snapshot is the kernel's: sc_proc_kstack() of each process in turn.
  *
- * Fills out[0..max) (elements elsize bytes apart; the wrapper passes
- * sizeof(struct sc_kstack)) and sets *n to the number of threads listed,
- * which may exceed max (only the first max are captured); out may be NULL
- * when max is 0 (*n alone).  Returns 0; ETIMEDOUT (a process left out:
- * out[] and *n hold the others); EINVAL for a bad argument, with no
- * KASSERT (m or n NULL, out NULL with max > 0, elsize smaller than
- * stackcap 0.1's struct); EINVAL (KASSERT) when the caller holds a proc
- * lock of m or a spin lock, or is inside a capture of m; or ENOMEM.  *n is
- * set only on 0 and ETIMEDOUT.  Context: a plain pthread or a simulated
+ * out, elsize, max and *n are as for sc_proc_kstack() (only the first
+ * max threads are captured).  Returns 0; ETIMEDOUT (a process left out:
+ * out[] and *n hold the others); EINVAL as sc_proc_kstack() (m for p),
+ * and (KASSERT) when the caller holds any proc lock of m or is inside a
+ * capture of m; or ENOMEM.  Context: a plain pthread or a simulated
  * thread (of m, or of another machine), not a signal handler.
  */
 SC_EXTERN int	sc_machine_snapshot_sz(struct sc_machine *m,

@@ -2,8 +2,10 @@
  * Internal declarations shared by the library's sources (not installed).
  * Names with the sc__ prefix are internal and not exported.
  *
- * Lock key, as in sys/sys/proc.h.  Every field of every shared struct
- * carries a letter (docs/design.md points here):
+ * Lock key, after sys/sys/proc.h's: the one key of the library (sim_det.h
+ * uses it too).  Every field of every shared struct carries a letter;
+ * docs/locking.md lists the locks themselves, their order and their
+ * FreeBSD counterparts.
  *   (c)  constant once the struct is visible to another thread
  *   (e)  constant until its thread is reaped; the reaper (the CPU that
  *        switched away from the exited thread) changes it once, when
@@ -13,14 +15,23 @@
  *   (s)  the run-queue lock: 4BSD's sched_lock (m_sched_lock) for every
  *        queue; ULE's lock of the CPU's queue (pc_tdq_lock)
  *   (q)  the sleep-queue chain lock of the wait channel
- *   (p)  the proc lock
+ *   (p)  the proc lock (p_mtx)
  *   (l)  m_list_mtx, the machine's list lock (a pthread mutex, never held
  *        across a switch: a host-locked section)
- *   (x)  the capture mutex (FreeBSD's intr_lock in stack_machdep.c)
- *   (n)  SC_PROTO_NMI's nmi_lock (a spin lock)
+ *   (x)  the mutex of a CPU's capture slot (pc_intr.si_mtx): one request
+ *        for that CPU at a time.  FreeBSD has one intr_lock for all CPUs;
+ *        cfg.capture_serial takes that one too (m_intr_lock), around it
  *   (y)  the request's claim: the IPI handler that claimed the open request
  *        by compare-and-swap writes it until it publishes the answer; then
- *        the requester, which holds (x) (or (n)), reads it
+ *        the requester, which holds (x) (or SC_PROTO_NMI's nmi_lock),
+ *        reads it
+ *   (n)  no lock: written by the one CPU that runs or switches the thread,
+ *        with interrupts disabled.  ULE's switch writes it with no lock
+ *        held, as sched_switch() in sys/kern/sched_ule.c does (whose
+ *        proc.h still says (t)): a RUNNING thread whose lock is free may
+ *        show NOCPU.
+ *        4BSD writes it under (s), its thread lock.  Read by an atomic
+ *        load, unlocked: a hint that the reader checks again
  *   (k)  curthread only (the simulated thread itself)
  *   (k*) curthread, and the IPI handler that interrupts it on its CPU
  *   (o)  CPU-local: code running on the CPU's own pthread (whichever
@@ -34,6 +45,9 @@
  *        it across a reuse (a capture without the proc lock,
  *        SC_MISTAKE_NO_PROC_LOCK): such a field is atomic when a reader
  *        may meet it so; "(z/a)"
+ *   (d)  deterministic mode (sim_det.h): written only by the holder of the
+ *        run token, or before the slot is published
+ *   (r)  deterministic mode: ds_reg, the registration of a plain pthread
  * Two letters, as (t/a): written under the first, read under the second;
  * "/a" means read without a lock by an atomic load, as a snapshot or a
  * hint that the reader checks again under the lock when it matters.
@@ -97,8 +111,9 @@ struct sc_spin {
 	const char	*sp_name;	/* (c) */
 };
 
-/* A simulated sleep mutex (struct mtx with MTX_DEF): the proc lock and the
- * capture mutex.  Owned by a sc_thread or by a plain pthread. */
+/* A simulated sleep mutex (struct mtx with MTX_DEF): the proc lock, the
+ * capture slots' mutexes and intr_lock.  Owned by a sc_thread or by a
+ * plain pthread. */
 struct sc_mtx {
 	_Atomic uintptr_t mx_owner;	/* (a) owner token, 0 = free */
 	_Atomic int	mx_waiters;	/* (a) someone sleeps on it */
@@ -146,9 +161,9 @@ struct sc_thread {
 	TAILQ_ENTRY(sc_thread) td_runq;	/* (s) run queue */
 	TAILQ_ENTRY(sc_thread) td_slpq;	/* (q) sleep queue */
 	TAILQ_ENTRY(sc_thread) td_plist; /* (l) in the proc's p_threads;
-					   unlinked with the proc lock held
-					   too, so that a walk under either
-					   lock is safe; then in
+					   unlinked with (p) held too, so
+					   that a holder of (p) keeps its
+					   place in a walk; then in
 					   m_thread_free */
 	_Atomic int	td_tid;		/* (z/a) */
 	_Atomic uint32_t td_gen;	/* (z/a) 1 at the first allocation,
@@ -161,9 +176,10 @@ struct sc_thread {
 					   through a pointer still valid */
 	_Atomic int	td_state;	/* (t/a) enum sc_td_state */
 	_Atomic int	td_inhibitors;	/* (t/a) SC_TDI_* */
-	_Atomic int	td_oncpu;	/* (t/a) read unlocked by
+	_Atomic int	td_oncpu;	/* (n) read unlocked by
 					   stack_save_td */
-	_Atomic int	td_lastcpu;	/* (t/a) */
+	_Atomic int	td_lastcpu;	/* (n) set by the CPU that switches
+					   td in; a hint for sched_pickcpu */
 	int		td_bound;	/* (t) sched_bind() CPU, or NOCPU */
 	bool		td_idle;	/* (z) a CPU's idle thread */
 	bool		td_runq_bound;	/* (s) on a per-CPU run queue */
@@ -175,7 +191,7 @@ struct sc_thread {
 	void		*td_arg;	/* (z) */
 	char		*td_kstack_map;	/* (e) mapping, guard page first; NULL
 					   once the thread is reaped */
-	size_t		td_kstack_maplen; /* (c) */
+	size_t		td_kstack_maplen; /* (z) */
 	struct sc_range	td_kstack;	/* (z) the usable kernel stack */
 	char		*td_ustack;	/* (k) user stack, mapped on first use;
 					   (e) unmapped at reap */
@@ -266,8 +282,10 @@ struct sc_pcpu {
 	const void	*pc_boot_stack;	/* (o) for ASan fiber annotations */
 	size_t		pc_boot_stack_len; /* (o) */
 	void		*pc_boot_tsan_fiber; /* (o) */
-	void		*pc_sigstack;	/* (c) alternate signal stack */
-	size_t		pc_sigstack_len; /* (c) */
+	void		*pc_sigstack;	/* (o) alternate signal stack: the
+					   CPU's pthread maps it at start,
+					   unmaps it when it leaves */
+	size_t		pc_sigstack_len; /* (o) */
 	_Atomic int	pc_stopped;	/* (a) the pthread left the machine */
 	_Atomic int	pc_init_error;	/* (a) the pthread could not start */
 	_Atomic uintptr_t pc_tsan_poll_rbp; /* (o) TSan: frame of the poll */
@@ -280,7 +298,9 @@ struct sc_pcpu {
  * so a handler must not walk for a request that was given up.
  */
 struct sc_stack_nmi {
-	struct sc_spin	sn_lock;	/* the (n) lock, nmi_lock */
+	struct sc_spin	sn_lock;	/* nmi_lock: one NMI request at a
+					   time; the requester writes
+					   sn_pending under it */
 	_Atomic uintptr_t sn_pending;	/* (a) nmi_pending: the thread the
 					   NMI is for, SC_NMI_CLAIMED while
 					   its handler walks, 0 once done */

@@ -12,7 +12,7 @@
  * two points runs without interruption.  An IPI is not a signal: the
  * target CPU takes it at one of its own points that the generator chooses,
  * and walks from that point's frame.  Time is virtual: one step, one
- * microsecond (sc__ds_now()).
+ * microsecond (sc__ds_clock()).
  *
  * Only one actor runs at a time, so all of a machine's actors run on one
  * host core (ds_core; STACKCAP_SIM_PIN=0 leaves them where Linux puts

@@ -8,9 +8,9 @@
 #include <sched.h>
 
 /*
- * Deterministic simulation (sim_det.c).  Locks: (d) written only by the
- * holder of the run token, or before the slot is published; (r) ds_reg;
- * (g) the pool's lock (sc_ds_pool_mtx); (a) atomics.
+ * Deterministic simulation (sim_det.c).  The letters are sc_internal.h's
+ * lock key: (d) the run token, (r) ds_reg, (g) here the pool's lock
+ * (sc_ds_pool_mtx in sim_det.c).
  */
 #define SC_DS_MAXACTOR	(SC_MAXCPU + 16)
 #define SC_DS_PCT_MAXDEPTH 64
@@ -45,7 +45,8 @@ struct sc_ds {
 	pthread_mutex_t	ds_reg;		/* the (r) lock: registration of a
 					   plain pthread; never destroyed */
 	_Atomic uint64_t ds_gen;	/* (r/a) this life's number, never 0 */
-	struct sc_ds	*ds_poolnext;	/* (g) the pool's free list */
+	struct sc_ds	*ds_poolnext;	/* (g) sc_ds_pool_mtx: the pool's
+					   free list */
 	struct sc_ds	*ds_allnext;	/* (c) every struct, set once */
 	struct sc_sleepq_chain ds_slpq;	/* the machine's sleepers' chain
 					   (subr_sleepqueue.c): emptied at

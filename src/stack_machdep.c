@@ -210,6 +210,7 @@ sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
 	struct sc_stack_intr *si = &pc->pc_intr;
 	bool kstack = si->si_kstack;
 
+	SC_MTX_ASSERT_OWNED(&si->si_mtx, false);
 	if (answer == td)
 		sc_stack_copy(&si->si_buf, st);
 	atomic_store(&si->si_req, 0);
@@ -474,6 +475,7 @@ sc__stack_walk_pcb(struct sc_stack *st, struct sc_thread *td, int tid)
 	const struct sc_range *text;
 	size_t ntext;
 
+	SC_THREAD_LOCK_ASSERT(td, );
 	sc_text_ranges(&text, &ntext);
 	sc_stack_walk(st, td->td_pcb.pcb_rbp, td->td_kstack, text, ntext);
 	SC_TRACE(td->td_machine, SC_TRACE_PCB_WALK, sc_curcpu(), tid,
