@@ -361,32 +361,7 @@ void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
 	    "thread %d: the caller holds its thread lock", (td)->td_tid); \
 } while (0)
 
-/*
- * Binary search of text[0..ntext) (sorted, not overlapping) for pc; on a
- * hit, *hitp is the range that holds it.  Inline: the walker calls it once
- * per frame.  sc_pc_in_text() is its public form.
- */
-static inline bool
-sc__text_lookup(uintptr_t pc, const struct sc_range *text, size_t ntext,
-    struct sc_range *hitp)
-{
-	size_t lo = 0, hi = ntext, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pc < text[mid].lo)
-			hi = mid;
-		else if (pc >= text[mid].hi)
-			lo = mid + 1;
-		else {
-			*hitp = text[mid];
-			return (true);
-		}
-	}
-	return (false);
-}
-
-/* link_elf.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
+/* frame_bounds.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
 size_t	sc__ranges_sort_merge(struct sc_range *r, size_t n);
 /* The executable segments of the loaded objects whose file name (without
  * its directory; "" for the main program) want() accepts, or of all when
@@ -408,7 +383,7 @@ void	sc__pcpu_set(struct sc_pcpu *pc);
 uintptr_t sc__owner_self(void);
 bool	sc__curthread_kstack(struct sc_range *r);
 
-/* stack_capture.c: the calling pthread's stack ({0, 0} if unknown). */
+/* stack_walk_x86.c: the calling pthread's stack ({0, 0} if unknown). */
 struct sc_range sc__pthread_stack(void);
 
 /* kern_mutex.c: spin locks (thread_lock() is public) */
@@ -608,7 +583,7 @@ int	sc__proc_kstack_until(struct sc_proc *p, struct sc_kstack *out,
 struct sc_kstack *sc__kstack_elem(struct sc_kstack *out, size_t elsize,
 	    size_t i, const struct sc_proc *p, int tid, const char *name);
 
-/* stack_capture.c: the walker with FreeBSD 12's bounds (SC_PROTO_NMI). */
+/* stack_walk_x86.c: the walker with FreeBSD 12's bounds (SC_PROTO_NMI). */
 int	sc__stack_walk_fbsd12(struct sc_stack *st, uintptr_t fp,
 	    struct sc_range stack, const struct sc_range *text, size_t ntext,
 	    bool *overrun);
