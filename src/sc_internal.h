@@ -527,12 +527,20 @@ void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
 } while (0)
 
 /* mp_x86.c */
+void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid);
+void	sc__ipi_bitmap_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame,
+	    ucontext_t *uc);
+void	sc__ipi_nmi_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame);
+
+/* ipi_sim.c */
 bool	sc__ipi_signo_ok(int signo);
 int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);
 void	sc__ipi_cpu_fini(struct sc_pcpu *pc);
-void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid);
+void	sc__ipi_send(struct sc_pcpu *pc, uint32_t vectors);
+void	sc__ipi_stop_redirect(struct sc_pcpu *pc, struct sc_thread *td,
+	    const struct sc_intr_frame *frame, ucontext_t *uc);
 void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 bool	sc__ipi_handler_ours(int signo);
 
