@@ -166,13 +166,14 @@ sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 }
 
 /*
- * The raw send of ipi_cpu(), async-signal-safe: tgkill() to the CPU pthread's Linux tid: one system call, where
- * glibc's pthread_kill() makes four (it blocks every signal around
- * getpid() and tgkill(), against a thread that exits meanwhile).  A
- * CPU pthread exits only in sc_machine_destroy(), which no other call
- * overlaps, except for IPI_STOP: that one keeps pthread_kill().
- * No error to act on: a failed send is a lost IPI, which the
- * requester's bound and the destroyer's resend both cover.
+ * The raw send of ipi_cpu(), async-signal-safe: tgkill() to the CPU
+ * pthread's Linux tid, one system call, where glibc's pthread_kill()
+ * makes four (it blocks every signal around getpid() and tgkill(),
+ * against a thread that exits meanwhile).  A CPU pthread exits only in
+ * sc_machine_destroy(), which no other call overlaps, except for
+ * IPI_STOP: that one keeps pthread_kill().  No error to act on: a failed
+ * send is a lost IPI, which the requester's bound and the destroyer's
+ * resend both cover.
  */
 void
 sc__ipi_send(struct sc_pcpu *pc, uint32_t vectors)

@@ -479,12 +479,22 @@ struct sc_sched {
 extern const struct sc_sched sc__sched_4bsd;
 extern const struct sc_sched sc__sched_ule;
 
+/* sched_sim.c: the run queue (its lock held), state, bind, the choice. */
+void	sc__runq_add(struct sc_threadq *q, _Atomic int *lenp,
+	    const struct sc_spin *lock, struct sc_thread *td);
+void	sc__runq_remove(struct sc_threadq *q, _Atomic int *lenp,
+	    const struct sc_spin *lock, struct sc_thread *td);
+struct sc_thread *sc__runq_choose(struct sc_threadq *q, _Atomic int *lenp,
+	    const struct sc_spin *lock);
+void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
+void	sc__sched_bind(struct sc_thread *td, int cpu);
+int	sc__sched_default(void);
+const struct sc_sched *sc__sched_select(int sched);
+
 /* kern_synch.c */
 void	sc__mi_switch(struct sc_thread *td);
-void	sc__sched_bind(struct sc_thread *td, int cpu);
 void	sc__setrunnable(struct sc_thread *td);
 void	sc__td_uninhibit(struct sc_thread *td, int inhibitor);
-void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 
 /* kern_thread.c */
 int	sc__thread_alloc(struct sc_proc *p, const char *name,
