@@ -5,10 +5,10 @@
  * only their policy: which queue, which lock, when to switch.
  *
  * Kernel counterpart: sys/kern/kern_switch.c (runq_add(), runq_remove(),
- * runq_choose(), choosethread()), with the TD_SET_*() state changes of
- * sys/sys/proc.h.  FreeBSD's run queue is an array of priority queues
- * with a status bitmap; here every thread has one priority, so a queue
- * is one TAILQ, which is all the capture protocol can observe.
+ * runq_choose()), with the TD_SET_*() state changes of sys/sys/proc.h.
+ * FreeBSD's run queue is an array of priority queues with a status
+ * bitmap; here every thread has one priority, so a queue is one TAILQ,
+ * which is all the capture protocol can observe.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +43,10 @@ sc__runq_remove(struct sc_threadq *q, _Atomic int *lenp,
 	atomic_fetch_sub(lenp, 1);
 }
 
-/* runq_choose(): the first thread of q, removed from it, or NULL. */
+/*
+ * runq_choose() and the runq_remove() that sched_choose() makes after it:
+ * the first thread of q, removed from it, or NULL.
+ */
 struct sc_thread *
 sc__runq_choose(struct sc_threadq *q, _Atomic int *lenp,
     const struct sc_spin *lock)
