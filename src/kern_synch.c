@@ -12,17 +12,6 @@
 #include "sc_sanitizer.h"
 #include "sc_switch.h"
 
-/* Change td's state (td's lock held, or td not yet visible). */
-void
-sc__td_set_state(struct sc_thread *td, enum sc_td_state state)
-{
-	int old = atomic_exchange(&td->td_state, state);
-
-	if (old != (int)state)
-		SC_TRACE(td->td_machine, SC_TRACE_STATE, sc_curcpu(),
-		    td->td_tid, old, state);
-}
-
 /*
  * TD_CLR_*() then setrunnable(): clear one inhibitor of td (locked); the
  * last one to go makes td runnable.
@@ -112,19 +101,6 @@ sc_maybe_yield(void)
 	SC_CNT_INC(pc->pc_machine, preemptions);
 	sc_yield();
 	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
-}
-
-/*
- * sched_bind(), the same in both schedulers: td == curthread, locked;
- * switch if td is not on cpu (sched_switch() moves a bound thread).
- */
-void
-sc__sched_bind(struct sc_thread *td, int cpu)
-{
-	SC_THREAD_LOCK_ASSERT(td, );
-	td->td_bound = cpu;
-	if (cpu != SC_NOCPU && atomic_load(&td->td_oncpu) != cpu)
-		sc__mi_switch(td);
 }
 
 int

@@ -185,27 +185,6 @@ sc_cpu_main(void *arg)
 static void	sc_machine_free(struct sc_machine *m);
 
 /*
- * STACKCAP_SCHED chooses the default scheduler, so that a test suite runs
- * under either without a rebuild (ctest runs ours under both).  Anything
- * but "4bsd" means ULE; a value that is neither says so once.
- */
-static int
-sc_sched_default(void)
-{
-	static _Atomic int warned;
-	const char *v = getenv("STACKCAP_SCHED");
-
-	if (v == NULL || *v == '\0' || strcmp(v, "ule") == 0)
-		return (SC_SCHED_ULE);
-	if (strcmp(v, "4bsd") == 0)
-		return (SC_SCHED_4BSD);
-	if (atomic_exchange(&warned, 1) == 0)
-		fprintf(stderr, "stackcap: STACKCAP_SCHED=%s: neither \"ule\" "
-		    "nor \"4bsd\"; using ULE\n", v);
-	return (SC_SCHED_ULE);
-}
-
-/*
  * The seed that STACKCAP_SEED holds: a plain decimal number or a 0x (0X)
  * hex number below 2^64, nothing before or after it.  strtoull() alone
  * takes more ("-1" as 2^64 - 1, " 7", "+7", "010" as octal 8), so the
@@ -247,7 +226,7 @@ static void
 sc_machine_config_defaults(struct sc_machine_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->sched = sc_sched_default();
+	cfg->sched = sc__sched_default();
 	cfg->ncpu = 2;
 	cfg->kstack_pages = 4;
 	cfg->ipi_signo = SIGRTMIN + 2;
@@ -417,8 +396,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	/* Sanitizers need deeper stacks (FreeBSD adds KSTACK pages too). */
 	m->m_kstack_len = (size_t)cfg->kstack_pages * SC_PAGE_SIZE *
 	    SC_SAN_STACK_SCALE;
-	m->m_sched = cfg->sched == SC_SCHED_4BSD ? &sc__sched_4bsd :
-	    &sc__sched_ule;
+	m->m_sched = sc__sched_select(cfg->sched);
 	sc__spin_init(&m->m_sched_lock, "sched lock");
 	sc__spin_init(&m->m_nmi.sn_lock, "nmi lock");
 	TAILQ_INIT(&m->m_runq);

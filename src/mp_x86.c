@@ -1,47 +1,30 @@
 /*
- * Inter-processor interrupts over a signal.
+ * Inter-processor interrupts: FreeBSD's part.  Several vectors ride one
+ * interrupt: the sender sets bits in the target CPU's pending word
+ * (ipi_cpu()), the handler takes them all (ipi_bitmap_handler()); the
+ * NMI has a handler of its own (ipi_nmi_handler()).
  *
- * Kernel counterparts: sys/x86/x86/mp_x86.c (ipi_cpu(), the IPI bitmap and
- * ipi_bitmap_handler()), sys/amd64/amd64/machdep.c (spinlock_enter/exit
- * and the interrupt flag).  Several vectors ride one signal: the sender
- * sets bits in the target CPU's pending word, the handler takes them all.
- *
- * The handler runs on the CPU's alternate signal stack, never on a thread's
- * kernel stack: with interrupts "disabled" by a soft mask, a signal that
- * arrives in the middle of a switch would otherwise push its frame onto a
- * stack that another CPU may already run, or that is being swapped out
- * (x86-64 kernels take NMIs on an IST stack for the same reason).  The
- * handler takes no lock, allocates nothing, and saves errno.
+ * Kernel counterpart: sys/x86/x86/mp_x86.c (ipi_cpu(), the IPI bitmap,
+ * ipi_bitmap_handler(), ipi_nmi_handler()).  How an IPI travels, as a
+ * signal to the CPU's pthread, is ipi_sim.c's; these functions run inside
+ * its handler and are async-signal-safe: no lock, no allocation.
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <ucontext.h>
-#include <unistd.h>
-
 #include "sc_internal.h"
 #include "sc_futex.h"
-#include "sc_sanitizer.h"
 
-#define SC_SIGSTACK_LEN	(64 * 1024 * SC_SAN_STACK_SCALE)
-
-/* Machines per signal number: the handler is installed once per signal. */
-static pthread_mutex_t sc_ipi_mtx = PTHREAD_MUTEX_INITIALIZER;
-static int sc_ipi_users[_NSIG];
-static struct sigaction sc_ipi_oldsa[_NSIG];
-
-/* ipi_bitmap_handler(): interrupts are enabled on pc. */
-static void
-sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
+/*
+ * ipi_bitmap_handler(): every vector pending on pc, from the transport
+ * (ipi_sim.c) with interrupts enabled on pc.  uc: the signal's context,
+ * or NULL.  Async-signal-safe.
+ */
+void
+sc__ipi_bitmap_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame,
     ucontext_t *uc)
 {
 	struct sc_machine *m = pc->pc_machine;
 	struct sc_intr_frame *prev;
 	struct sc_thread *td;
 	uint32_t bits;
-	uintptr_t sp;
 
 	bits = atomic_exchange(&pc->pc_ipi_pending, 0);
 	if (bits == 0)
@@ -62,68 +45,16 @@ sc_ipi_dispatch(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 		sc__stack_capture_intr(pc, td, frame);
 	td->td_intr_frame = prev;
 
-	/*
-	 * IPI_STOP at machine destroy, for a thread that never calls into
-	 * the scheduler: resume it in sc__cpu_stop(), which leaves the
-	 * machine.  Only where the thread holds no lock of the host: not in
-	 * a host-locked section of the library (td_hostlocks, e.g. a pthread
-	 * mutex or glibc's loader lock is held; the thread stops itself when
-	 * it leaves the section), and not in libc, the loader or a sanitizer
-	 * runtime, which may hold locks of their own (the destroyer sends
-	 * again).  sc__cpu_stop() runs on the top of this CPU's alternate
-	 * signal stack, which is free once this handler has returned: the
-	 * interrupted stack may have no room left below %rsp, and the
-	 * abandoned frames must not be written over.  Under TSan the
-	 * handler runs late, with a context that is no longer the thread's:
-	 * never redirect there.
-	 */
-#if !defined(SC_SANITIZER_THREAD)
-	if ((bits & SC_IPI_STOP) != 0 && uc != NULL &&
-	    atomic_load(&m->m_dying) &&
-	    atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) ==
-	    0 && !sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop)) {
-		sp = (((uintptr_t)pc->pc_sigstack + pc->pc_sigstack_len - 64) &
-		    ~(uintptr_t)15) - 8;
-		uc->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-		uc->uc_mcontext.gregs[REG_RBP] = 0;
-		uc->uc_mcontext.gregs[REG_RDI] = (greg_t)(uintptr_t)pc;
-		uc->uc_mcontext.gregs[REG_RIP] =
-		    (greg_t)(uintptr_t)sc__cpu_stop;
-	}
-#else
-	(void)uc;
-	(void)sp;
-#endif
+	if ((bits & SC_IPI_STOP) != 0)
+		sc__ipi_stop_redirect(pc, td, frame, uc);
 }
 
-/* The interrupted context, as the handler's trapframe. */
-static void
-sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
-    struct sc_intr_frame *frame)
-{
-#if defined(SC_SANITIZER_THREAD)
-	/*
-	 * TSan runs the handler late, inside the interceptor where it noticed
-	 * the signal, with the context of the arrival: that %rbp may belong
-	 * to code that has returned since.  Walk from the poll point that
-	 * let the handler run (sc_sanitizer.h), else from the handler's own
-	 * frame, which is then on the thread's stack.
-	 */
-	frame->if_rbp = atomic_load(&pc->pc_tsan_poll_rbp);
-	if (frame->if_rbp == 0)
-		frame->if_rbp = (uintptr_t)__builtin_frame_address(0);
-	frame->if_rsp = frame->if_rbp;
-#else
-	(void)pc;
-	frame->if_rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	frame->if_rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
-#endif
-	frame->if_rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-}
-
-/* The NMI of SC_PROTO_NMI, whether interrupts are disabled or not. */
-static void
-sc_ipi_nmi(struct sc_pcpu *pc, struct sc_intr_frame *frame)
+/*
+ * ipi_nmi_handler(): the NMI of SC_PROTO_NMI, whether interrupts are
+ * disabled on pc or not.  Async-signal-safe.
+ */
+void
+sc__ipi_nmi_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame)
 {
 	struct sc_thread *td;
 
@@ -135,111 +66,6 @@ sc_ipi_nmi(struct sc_pcpu *pc, struct sc_intr_frame *frame)
 	    &pc->pc_spinlock_count, memory_order_relaxed) != 0);
 }
 
-/*
- * An interrupt on pc, from the signal handler or (deterministic mode) a
- * scheduling point: the NMI first, then the rest unless interrupts are
- * disabled.  uc: the signal's context, or NULL.
- */
-static void
-sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc)
-{
-	/*
-	 * SC_PROTO_NMI: an NMI is taken whatever the interrupt flag says;
-	 * its handler answers depth 0 when interrupts were disabled.
-	 */
-	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
-	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
-	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
-		sc_ipi_nmi(pc, frame);
-		if (atomic_load(&pc->pc_ipi_pending) == 0)
-			return;		/* nothing else came with it */
-	}
-	if (atomic_load_explicit(&pc->pc_spinlock_count,
-	    memory_order_relaxed) != 0) {
-		/* Interrupts disabled: spinlock_exit() will run it. */
-		atomic_store_explicit(&pc->pc_intr_deferred, 1,
-		    memory_order_relaxed);
-		SC_CNT_INC(pc->pc_machine, ipis_deferred);
-		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,
-		    atomic_load_explicit(&pc->pc_curthread,
-		    memory_order_relaxed)->td_tid, 0, 0);
-		return;
-	}
-	sc_ipi_dispatch(pc, frame, uc);
-}
-
-static void
-sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
-{
-	int saved_errno = errno;
-	struct sc_pcpu *pc = sc__pcpu_handler();
-	struct sc_intr_frame frame;
-	ucontext_t *uc = ucv;
-
-	(void)sig;
-	(void)si;
-	if (pc != NULL) {		/* else not a CPU pthread: ignore */
-		/* Odd while inside: a timed-out requester reads the
-		 * pthread's mask, which holds the signal here. */
-		atomic_fetch_add(&pc->pc_handler_gen, 1);
-		sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
-		    atomic_load_explicit(&pc->pc_curthread,
-		    memory_order_relaxed));
-		sc_ipi_frame(pc, uc, &frame);
-		sc_ipi_take(pc, &frame, uc);
-		atomic_fetch_add(&pc->pc_handler_gen, 1);
-	}
-	errno = saved_errno;
-}
-
-/*
- * Deterministic mode: the IPIs pending on pc, taken at a scheduling point
- * of its CPU pthread, as the signal handler takes them; the "interrupted"
- * frame is the point's (rbp, rip).  An IPI already deferred is deferred
- * once: the points that follow, until spinlock_exit() runs it, are not
- * new arrivals (a signal arrives once).
- */
-void
-sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
-{
-	struct sc_intr_frame frame;
-
-	if (atomic_load_explicit(&pc->pc_intr_deferred,
-	    memory_order_relaxed) != 0 && (atomic_load_explicit(
-	    &pc->pc_ipi_pending, memory_order_relaxed) & SC_IPI_NMI) == 0)
-		return;
-	frame.if_rip = rip;
-	frame.if_rbp = rbp;
-	frame.if_rsp = rbp;
-	sc_ipi_take(pc, &frame, NULL);
-}
-
-/*
- * From spinlock_exit() when interrupts come back on with an IPI pending:
- * the "interrupted" frame is spinlock_exit()'s own (rbp, rip).  Interrupts
- * stay off while it runs, so a new signal defers rather than nests.
- */
-void
-sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
-{
-	struct sc_intr_frame frame;
-
-	while (atomic_exchange_explicit(&pc->pc_intr_deferred, 0,
-	    memory_order_relaxed)) {
-		atomic_store_explicit(&pc->pc_spinlock_count, 1,
-		    memory_order_relaxed);
-		atomic_signal_fence(memory_order_seq_cst);
-		frame.if_rip = rip;
-		frame.if_rbp = rbp;
-		frame.if_rsp = rbp;
-		sc_ipi_dispatch(pc, &frame, NULL);
-		atomic_signal_fence(memory_order_seq_cst);
-		atomic_store_explicit(&pc->pc_spinlock_count, 0,
-		    memory_order_relaxed);
-		atomic_signal_fence(memory_order_seq_cst);
-	}
-}
-
 /* ipi_cpu(): async-signal-safe.  tid: the thread it is about, for the
  * trace (the tid the requester asked for), or 0. */
 void
@@ -247,7 +73,6 @@ sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid)
 {
 	struct sc_machine *m = pc->pc_machine;
 	uint64_t id;
-	pid_t ktid;
 
 	id = atomic_fetch_add(&m->m_ipi_seq, 1) + 1;
 	atomic_store(&pc->pc_ipi_id, id);
@@ -261,190 +86,5 @@ sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid)
 		atomic_fetch_add(&pc->pc_idle_futex, 1);
 		sc__futex_wake(&pc->pc_idle_futex, 1);
 	}
-	/*
-	 * tgkill() to the CPU pthread's Linux tid: one system call, where
-	 * glibc's pthread_kill() makes four (it blocks every signal around
-	 * getpid() and tgkill(), against a thread that exits meanwhile).  A
-	 * CPU pthread exits only in sc_machine_destroy(), which no other call
-	 * overlaps, except for IPI_STOP: that one keeps pthread_kill().
-	 * No error to act on: a failed send is a lost IPI, which the
-	 * requester's bound and the destroyer's resend both cover.
-	 */
-	ktid = atomic_load_explicit(&pc->pc_ktid, memory_order_relaxed);
-	/* Deterministic mode: the target takes it at a point (sim_det.c). */
-	if ((vectors & SC_IPI_STOP) == 0 && sc__ds_on(m))
-		return;
-	if (ktid != 0 && (vectors & SC_IPI_STOP) == 0)
-		(void)syscall(SYS_tgkill, m->m_pid, ktid, m->m_cfg.ipi_signo);
-	else
-		(void)pthread_kill(pc->pc_pthread, m->m_cfg.ipi_signo);
-}
-
-/* Objects in which IPI_STOP must not stop a thread. */
-static const char *const sc_nostop_names[] = {
-	"libc.so", "ld-linux", "libpthread", "libdl", "librt", "libm.so",
-	"libasan", "libtsan", "libubsan", "liblsan", "libgcc_s", "libunwind",
-	"libstdc++", "libcmocka", "linux-vdso",
-};
-
-/* Is base one of those objects?  The main program ("") never is. */
-static bool
-sc_nostop_object(const char *base)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(sc_nostop_names) / sizeof(sc_nostop_names[0]);
-	    i++)
-		if (strncmp(base, sc_nostop_names[i],
-		    strlen(sc_nostop_names[i])) == 0)
-			return (true);
-	return (false);
-}
-
-/*
- * Signals that can never carry IPIs: SIGKILL and SIGSTOP cannot be caught,
- * and the synchronous fault signals are raised by the faulting instruction
- * itself: a handler that returns from a real SIGSEGV, SIGBUS, SIGFPE,
- * SIGILL, SIGTRAP or SIGSYS re-executes it and faults again for ever.
- */
-bool
-sc__ipi_signo_ok(int signo)
-{
-	if (signo <= 0 || signo >= _NSIG)
-		return (false);
-	switch (signo) {
-	case SIGKILL:
-	case SIGSTOP:
-	case SIGSEGV:
-	case SIGBUS:
-	case SIGFPE:
-	case SIGILL:
-	case SIGTRAP:
-	case SIGSYS:
-		return (false);
-	default:
-		return (true);
-	}
-}
-
-bool
-sc__ipi_handler_ours(int signo)
-{
-	struct sigaction cur;
-
-	return (sigaction(signo, NULL, &cur) == 0 &&
-	    (cur.sa_flags & SA_SIGINFO) != 0 &&
-	    cur.sa_sigaction == sc_ipi_handler);
-}
-
-int
-sc__ipi_init(struct sc_machine *m)
-{
-	struct sigaction sa, old;
-	int error, signo = m->m_cfg.ipi_signo;
-
-	error = sc__exec_ranges(sc_nostop_object, &m->m_nostop, &m->m_nnostop);
-	if (error != 0)
-		return (error);
-
-	pthread_mutex_lock(&sc_ipi_mtx);
-	if (sc_ipi_users[signo] == 0) {
-		if (sigaction(signo, NULL, &old) != 0) {
-			pthread_mutex_unlock(&sc_ipi_mtx);
-			return (EINVAL);
-		}
-		/* Refuse to replace a handler that someone else installed. */
-		if ((old.sa_flags & SA_SIGINFO) != 0 ||
-		    (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)) {
-			pthread_mutex_unlock(&sc_ipi_mtx);
-			return (EBUSY);
-		}
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = sc_ipi_handler;
-		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-		sigfillset(&sa.sa_mask);
-		if (sigaction(signo, &sa, &sc_ipi_oldsa[signo]) != 0) {
-			pthread_mutex_unlock(&sc_ipi_mtx);
-			return (EINVAL);
-		}
-	}
-	sc_ipi_users[signo]++;
-	pthread_mutex_unlock(&sc_ipi_mtx);
-	return (0);
-}
-
-void
-sc__ipi_fini(struct sc_machine *m)
-{
-	int signo = m->m_cfg.ipi_signo;
-
-	/*
-	 * The last machine gives the signal back as it found it, unless the
-	 * program has installed a handler of its own since: that one stays.
-	 */
-	pthread_mutex_lock(&sc_ipi_mtx);
-	if (--sc_ipi_users[signo] == 0 && sc__ipi_handler_ours(signo))
-		(void)sigaction(signo, &sc_ipi_oldsa[signo], NULL); /* valid */
-	pthread_mutex_unlock(&sc_ipi_mtx);
-}
-
-/*
- * On the CPU's pthread: its alternate signal stack and signal mask.
- * Returns 0, ENOMEM, or the error of sigaltstack().
- */
-int
-sc__ipi_cpu_init(struct sc_pcpu *pc)
-{
-	stack_t ss;
-	sigset_t set;
-	void *p;
-	int error;
-
-	p = mmap(NULL, SC_SIGSTACK_LEN, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return (ENOMEM);
-	memset(&ss, 0, sizeof(ss));
-	ss.ss_sp = p;
-	ss.ss_size = SC_SIGSTACK_LEN;
-	if (sigaltstack(&ss, NULL) != 0) {
-		error = errno;
-		(void)munmap(p, SC_SIGSTACK_LEN);
-		return (error);
-	}
-	pc->pc_sigstack = p;
-	pc->pc_sigstack_len = SC_SIGSTACK_LEN;
-	sigemptyset(&set);
-	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
-	/* Cannot fail: the set is valid and SIG_UNBLOCK a known "how". */
-	(void)pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-	return (0);
-}
-
-void
-sc__ipi_cpu_fini(struct sc_pcpu *pc)
-{
-	struct sc_range r;
-	stack_t ss;
-	sigset_t set;
-
-	if (pc->pc_sigstack == NULL)
-		return;
-	/* No IPI may run once the pthread has left the machine. */
-	sigemptyset(&set);
-	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
-	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
-	memset(&ss, 0, sizeof(ss));
-	ss.ss_flags = SS_DISABLE;
-	(void)sigaltstack(&ss, NULL);	/* not on it: cannot fail */
-	/*
-	 * sc__cpu_stop() ran on this stack and never returned: forget its
-	 * frames' ASan poisoning before the pages go back, or the next
-	 * mapping at this address inherits it.
-	 */
-	r.lo = (uintptr_t)pc->pc_sigstack;
-	r.hi = r.lo + pc->pc_sigstack_len;
-	sc__san_unpoison(r);
-	(void)munmap(pc->pc_sigstack, pc->pc_sigstack_len);
-	pc->pc_sigstack = NULL;
+	sc__ipi_send(pc, vectors);
 }

@@ -381,32 +381,7 @@ void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
 	    "thread %d: the caller holds its thread lock", (td)->td_tid); \
 } while (0)
 
-/*
- * Binary search of text[0..ntext) (sorted, not overlapping) for pc; on a
- * hit, *hitp is the range that holds it.  Inline: the walker calls it once
- * per frame.  sc_pc_in_text() is its public form.
- */
-static inline bool
-sc__text_lookup(uintptr_t pc, const struct sc_range *text, size_t ntext,
-    struct sc_range *hitp)
-{
-	size_t lo = 0, hi = ntext, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pc < text[mid].lo)
-			hi = mid;
-		else if (pc >= text[mid].hi)
-			lo = mid + 1;
-		else {
-			*hitp = text[mid];
-			return (true);
-		}
-	}
-	return (false);
-}
-
-/* link_elf.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
+/* frame_bounds.c: sort r[0..n) by lo and merge overlaps; returns the new n. */
 size_t	sc__ranges_sort_merge(struct sc_range *r, size_t n);
 /* The executable segments of the loaded objects whose file name (without
  * its directory; "" for the main program) want() accepts, or of all when
@@ -428,7 +403,7 @@ void	sc__pcpu_set(struct sc_pcpu *pc);
 uintptr_t sc__owner_self(void);
 bool	sc__curthread_kstack(struct sc_range *r);
 
-/* stack_capture.c: the calling pthread's stack ({0, 0} if unknown). */
+/* stack_walk_x86.c: the calling pthread's stack ({0, 0} if unknown). */
 struct sc_range sc__pthread_stack(void);
 
 /* kern_mutex.c: spin locks (thread_lock() is public) */
@@ -524,12 +499,22 @@ struct sc_sched {
 extern const struct sc_sched sc__sched_4bsd;
 extern const struct sc_sched sc__sched_ule;
 
+/* sched_sim.c: the run queue (its lock held), state, bind, the choice. */
+void	sc__runq_add(struct sc_threadq *q, _Atomic int *lenp,
+	    const struct sc_spin *lock, struct sc_thread *td);
+void	sc__runq_remove(struct sc_threadq *q, _Atomic int *lenp,
+	    const struct sc_spin *lock, struct sc_thread *td);
+struct sc_thread *sc__runq_choose(struct sc_threadq *q, _Atomic int *lenp,
+	    const struct sc_spin *lock);
+void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
+void	sc__sched_bind(struct sc_thread *td, int cpu);
+int	sc__sched_default(void);
+const struct sc_sched *sc__sched_select(int sched);
+
 /* kern_synch.c */
 void	sc__mi_switch(struct sc_thread *td);
-void	sc__sched_bind(struct sc_thread *td, int cpu);
 void	sc__setrunnable(struct sc_thread *td);
 void	sc__td_uninhibit(struct sc_thread *td, int inhibitor);
-void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 
 /* kern_thread.c */
 int	sc__thread_alloc(struct sc_proc *p, const char *name,
@@ -572,12 +557,20 @@ void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
 } while (0)
 
 /* mp_x86.c */
+void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid);
+void	sc__ipi_bitmap_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame,
+	    ucontext_t *uc);
+void	sc__ipi_nmi_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame);
+
+/* ipi_sim.c */
 bool	sc__ipi_signo_ok(int signo);
 int	sc__ipi_init(struct sc_machine *m);
 void	sc__ipi_fini(struct sc_machine *m);
 int	sc__ipi_cpu_init(struct sc_pcpu *pc);
 void	sc__ipi_cpu_fini(struct sc_pcpu *pc);
-void	sc__ipi_cpu(struct sc_pcpu *pc, uint32_t vectors, int tid);
+void	sc__ipi_send(struct sc_pcpu *pc, uint32_t vectors);
+void	sc__ipi_stop_redirect(struct sc_pcpu *pc, struct sc_thread *td,
+	    const struct sc_intr_frame *frame, ucontext_t *uc);
 void	sc__ipi_deferred(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
 bool	sc__ipi_handler_ours(int signo);
 
@@ -628,7 +621,7 @@ int	sc__proc_kstack_until(struct sc_proc *p, struct sc_kstack *out,
 struct sc_kstack *sc__kstack_elem(struct sc_kstack *out, size_t elsize,
 	    size_t i, const struct sc_proc *p, int tid, const char *name);
 
-/* stack_capture.c: the walker with FreeBSD 12's bounds (SC_PROTO_NMI). */
+/* stack_walk_x86.c: the walker with FreeBSD 12's bounds (SC_PROTO_NMI). */
 int	sc__stack_walk_fbsd12(struct sc_stack *st, uintptr_t fp,
 	    struct sc_range stack, const struct sc_range *text, size_t ntext,
 	    bool *overrun);

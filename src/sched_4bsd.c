@@ -4,18 +4,15 @@
  * &sched_lock), plus a run queue per CPU for bound threads.
  *
  * Kernel counterpart: sys/kern/sched_4bsd.c (sched_add, sched_rem,
- * sched_choose, sched_switch, sched_bind, sched_throw, sched_fork_exit).
- * It is one implementation of struct sc_sched (sc_internal.h); the rest of
- * the machine calls it through m->m_sched.
+ * sched_choose, sched_switch, sched_throw, sched_fork_exit).  It is one
+ * implementation of struct sc_sched (sc_internal.h); the rest of the
+ * machine calls it through m->m_sched.  The run queue itself and
+ * sched_bind() are sched_sim.c's, shared with ULE.
  */
 #include "sc_internal.h"
 #include "sc_switch.h"
 
-/*
- * The run-queue helpers run with the sched_lock held; their callers
- * (sc_4bsd_add, sc_4bsd_rem, sc_4bsd_switch) assert it once, so that a
- * switch checks its locks once and not in every helper.
- */
+/* sched_add()'s queueing, the sched_lock held: td on its run queue. */
 static void
 sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 {
@@ -25,13 +22,12 @@ sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 	if (td->td_bound != SC_NOCPU) {
 		pc = &m->m_pcpu[td->td_bound];
 		td->td_runq_bound = true;
-		TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);
-		atomic_fetch_add(&pc->pc_runq_len, 1);
+		sc__runq_add(&pc->pc_runq, &pc->pc_runq_len, &m->m_sched_lock,
+		    td);
 		sc__cpu_idle_wakeup(m, pc);
 	} else {
 		td->td_runq_bound = false;
-		TAILQ_INSERT_TAIL(&m->m_runq, td, td_runq);
-		atomic_fetch_add(&m->m_runq_len, 1);
+		sc__runq_add(&m->m_runq, &m->m_runq_len, &m->m_sched_lock, td);
 		sc__cpu_idle_wakeup(m, NULL);
 	}
 }
@@ -43,26 +39,27 @@ sc_runq_remove(struct sc_machine *m, struct sc_thread *td)
 
 	if (td->td_runq_bound) {
 		pc = &m->m_pcpu[td->td_bound];
-		TAILQ_REMOVE(&pc->pc_runq, td, td_runq);
-		atomic_fetch_sub(&pc->pc_runq_len, 1);
-	} else {
-		TAILQ_REMOVE(&m->m_runq, td, td_runq);
-		atomic_fetch_sub(&m->m_runq_len, 1);
-	}
+		sc__runq_remove(&pc->pc_runq, &pc->pc_runq_len,
+		    &m->m_sched_lock, td);
+	} else
+		sc__runq_remove(&m->m_runq, &m->m_runq_len, &m->m_sched_lock,
+		    td);
 }
 
-/* The next thread for pc, removed from its queue (sched_choose()). */
+/*
+ * sched_choose(), the sched_lock held: the next thread for pc, removed
+ * from its queue; the threads bound to pc first.
+ */
 static struct sc_thread *
 sc_choose(struct sc_machine *m, struct sc_pcpu *pc)
 {
 	struct sc_thread *td;
 
-	td = TAILQ_FIRST(&pc->pc_runq);
+	td = sc__runq_choose(&pc->pc_runq, &pc->pc_runq_len, &m->m_sched_lock);
 	if (td == NULL)
-		td = TAILQ_FIRST(&m->m_runq);
-	if (td != NULL)
-		sc_runq_remove(m, td);
-	else
+		td = sc__runq_choose(&m->m_runq, &m->m_runq_len,
+		    &m->m_sched_lock);
+	if (td == NULL)
 		td = pc->pc_idlethread;
 	sc__td_set_state(td, SC_TDS_RUNNING);
 	return (td);

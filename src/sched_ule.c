@@ -17,9 +17,11 @@
  * Kernel counterpart: sys/kern/sched_ule.c (tdq_lock, sched_add,
  * sched_setcpu, sched_rem, sched_switch, sched_switch_migrate,
  * sched_fork_exit, sched_throw, tdq_idled / tdq_move for the idle
- * stealing, tdq_lock_pair).  Priorities, slices, interactivity scoring and
- * the periodic balancer are left out: every thread has one priority and a
- * queue is FIFO, which is all the capture protocol can observe.
+ * stealing, tdq_lock_pair); the run queue itself and sched_bind() are
+ * sched_sim.c's, shared with 4BSD.  Priorities, slices, interactivity
+ * scoring and the periodic balancer are left out: every thread has one
+ * priority and a queue is FIFO, which is all the capture protocol can
+ * observe.
  */
 #include "sc_internal.h"
 #include "sc_switch.h"
@@ -80,8 +82,7 @@ sc_tdq_add(struct sc_pcpu *pc, struct sc_thread *td)
 	struct sc_machine *m = pc->pc_machine;
 
 	sc__td_set_state(td, SC_TDS_RUNQ);
-	TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);
-	atomic_fetch_add(&pc->pc_runq_len, 1);
+	sc__runq_add(&pc->pc_runq, &pc->pc_runq_len, sc_tdq_lockptr(pc), td);
 	/*
 	 * tdq_notify(): wake pc if it idles; if it is busy, wake another
 	 * idle CPU, which steals the thread (tdq_idled()).
@@ -93,11 +94,11 @@ sc_tdq_add(struct sc_pcpu *pc, struct sc_thread *td)
 		sc__cpu_idle_wakeup(m, NULL);
 }
 
+/* tdq_runq_rem(): pc's queue lock held. */
 static void
 sc_tdq_rem(struct sc_pcpu *pc, struct sc_thread *td)
 {
-	TAILQ_REMOVE(&pc->pc_runq, td, td_runq);
-	atomic_fetch_sub(&pc->pc_runq_len, 1);
+	sc__runq_remove(&pc->pc_runq, &pc->pc_runq_len, sc_tdq_lockptr(pc), td);
 }
 
 /*
@@ -212,8 +213,8 @@ sc_ule_idled(struct sc_pcpu *pc)
 				sc__cpu_spinwait();
 			sc_tdq_rem(victim, td);
 			atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
-			TAILQ_INSERT_TAIL(&pc->pc_runq, td, td_runq);
-			atomic_fetch_add(&pc->pc_runq_len, 1);
+			sc__runq_add(&pc->pc_runq, &pc->pc_runq_len,
+			    sc_tdq_lockptr(pc), td);
 			SC_CNT_INC(m, steals);
 		}
 		sc__spin_unlock(sc_tdq_lockptr(victim));
@@ -230,10 +231,9 @@ sc_ule_choose(struct sc_pcpu *pc)
 {
 	struct sc_thread *td;
 
-	td = TAILQ_FIRST(&pc->pc_runq);
-	if (td != NULL)
-		sc_tdq_rem(pc, td);
-	else
+	td = sc__runq_choose(&pc->pc_runq, &pc->pc_runq_len,
+	    sc_tdq_lockptr(pc));
+	if (td == NULL)
 		td = pc->pc_idlethread;
 	sc__td_set_state(td, SC_TDS_RUNNING);
 	return (td);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 
 #include "sc_test.h"
-#include "sc_internal.h"	/* sc__td_uninhibit(), for the lock assertion */
+#include "sc_internal.h"	/* sc__td_uninhibit(), sc__runq_*() */
 
 /* Sleeps until go; the target of the lock checks below. */
 struct sleeper {
@@ -542,6 +542,41 @@ test_lock_assertion_fires(void **state)
 	assert_int_equal(sc_test_panic_count(), 1);
 }
 
+/*
+ * The run-queue helpers that both schedulers share (sched_sim.c) assert
+ * the queue's lock: called without it, each fails its assertion and
+ * leaves the queue as it was.
+ */
+static void
+test_runq_assertion_fires(void **state)
+{
+	struct sc_threadq q = TAILQ_HEAD_INITIALIZER(q);
+	struct sc_thread *td = calloc(1, sizeof(*td));
+	struct sc_spin lock;
+	_Atomic int len = 0;
+
+	assert_non_null(td);
+	sc__spin_init(&lock, "test runq");
+	sc_set_panic_handler(sc_test_panic_record);
+	sc__runq_add(&q, &len, &lock, td);
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "not owned"));
+	assert_true(TAILQ_EMPTY(&q));
+	assert_int_equal(len, 0);
+
+	TAILQ_INSERT_TAIL(&q, td, td_runq);
+	len = 1;
+	sc__runq_remove(&q, &len, &lock, td);
+	assert_int_equal(sc_test_panic_count(), 2);
+	assert_ptr_equal(TAILQ_FIRST(&q), td);
+	assert_int_equal(len, 1);
+	assert_null(sc__runq_choose(&q, &len, &lock));
+	assert_int_equal(sc_test_panic_count(), 3);
+	assert_ptr_equal(TAILQ_FIRST(&q), td);
+	assert_int_equal(len, 1);
+	free(td);
+}
+
 /* ------------------------------------------------------------------------
  * Configurations that contradict themselves
  * ------------------------------------------------------------------------ */
@@ -719,6 +754,7 @@ main(void)
 		T(test_join_idle),
 		T(test_nested_user_call),
 		T(test_lock_assertion_fires),
+		T(test_runq_assertion_fires),
 		T(test_contradictory_configs),
 	};
 #undef T

@@ -1,13 +1,17 @@
 /*
- * The process's "kernel text": where a return address must point for the
- * walker to take it.
+ * The walker's frame checks and the "kernel text" they read: is a frame
+ * record inside the stack (kstack_contains()), and does a return address
+ * point into the process's executable segments (INKERNEL()).
  *
- * Kernel counterparts: the kernel linker's view of the loaded objects
- * (sys/kern/link_elf.c, and linker_search_symbol() for kldload'ed
- * modules), behind INKERNEL() (sys/amd64/include/param.h).  Here the text
- * is every executable segment of the process, found with
- * dl_iterate_phdr(), so that the frames of test programs and of the
- * library count; sc_text_refresh() is the kldload of dlopen().
+ * Kernel counterparts: kstack_contains() (sys/amd64/include/stack.h),
+ * INKERNEL() (sys/amd64/include/param.h), and behind it the kernel
+ * linker's view of the loaded objects (sys/kern/link_elf.c, and
+ * linker_search_symbol() for kldload'ed modules).  Here the text is every
+ * executable segment of the process, found with dl_iterate_phdr(), so
+ * that the frames of test programs and of the library count;
+ * sc_text_refresh() is the kldload of dlopen().  The checks themselves
+ * are inline in frame_bounds.h, for the walker (stack_walk_x86.c); this
+ * file gives their public forms.
  */
 #include <errno.h>
 #include <link.h>
@@ -17,6 +21,7 @@
 #include <string.h>
 
 #include "sc_internal.h"
+#include "frame_bounds.h"
 
 /* An immutable, sorted, merged set of text ranges (the key is
  * sc_internal.h's). */
@@ -29,6 +34,20 @@ struct sc_textset {
 
 static _Atomic(struct sc_textset *) sc_text_cur;
 static pthread_mutex_t sc_text_mtx = PTHREAD_MUTEX_INITIALIZER;
+
+int
+sc_frame_in_range(uintptr_t fp, struct sc_range r)
+{
+	return (sc__kstack_contains(fp, r));
+}
+
+int
+sc_pc_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
+{
+	struct sc_range hit;
+
+	return (sc__text_lookup(pc, text, ntext, &hit));
+}
 
 struct sc_text_build {
 	bool		(*want)(const char *base);

@@ -1,35 +1,18 @@
 /*
- * The frame-pointer walker, its pure frame checks, and stack_save() for the
- * calling thread.
+ * The frame-pointer walker and stack_save() for the calling thread: the
+ * frame load, the walk, FreeBSD 12's walk (SC_PROTO_NMI).
  *
  * Kernel counterparts: stack_capture() and stack_save() in
- * sys/x86/x86/stack_machdep.c; kstack_contains() (sys/amd64/include/
- * stack.h) for the bounds of a frame record; INKERNEL()
- * (sys/amd64/include/param.h) for "is this kernel text" (the text itself
- * is link_elf.c's).  The protocol for other threads (stack_save_td()) is
- * stack_machdep.c; the handler side, mp_x86.c.
+ * sys/x86/x86/stack_machdep.c (FreeBSD 12's stack_capture() for the
+ * fbsd12 walk).  The frame checks it makes, kstack_contains() and
+ * INKERNEL(), are frame_bounds.h's; the protocol for other threads
+ * (stack_save_td()) is stack_machdep.c; the handler side, mp_x86.c.
  */
 #include <pthread.h>
 #include <stdbool.h>
 
 #include "sc_internal.h"
-
-int
-sc_frame_in_range(uintptr_t fp, struct sc_range r)
-{
-	/* [fp, fp + 16) inside [lo, hi), written so that nothing overflows. */
-	if (r.hi < r.lo || r.hi - r.lo < 16)
-		return (0);
-	return (fp >= r.lo && fp <= r.hi - 16);
-}
-
-int
-sc_pc_in_text(uintptr_t pc, const struct sc_range *text, size_t ntext)
-{
-	struct sc_range hit;
-
-	return (sc__text_lookup(pc, text, ntext, &hit));
-}
+#include "frame_bounds.h"
 
 /*
  * The one helper that loads another thread's frame records.  A frame record
@@ -74,7 +57,8 @@ sc_frame_load(uintptr_t fp)
 }
 
 /*
- * The rules are those of sc_frame_in_range() and sc_pc_in_text(), in the
+ * The rules are those of sc__kstack_contains() and sc__text_lookup()
+ * (frame_bounds.h), in the
  * order docs/protocol.md ("The walk") gives, written out here because this
  * loop is the hot path: the range test against a precomputed last fp, and
  * a one-entry cache of the text range that held the previous return
