@@ -160,15 +160,8 @@ sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag, uint64_t deadline)
 		now = sc__ds_clock();
 		if (now >= deadline)
 			break;
-		if (sc__ds_active()) {
-			/* Deterministic: the target's CPU runs when drawn. */
-			sc__ds_wait();
+		if (sc__ds_backoff(now < spin_until) != SC_DS_HOST)
 			continue;
-		}
-		if (now < spin_until) {
-			sc__cpu_spinwait();
-			continue;
-		}
 		atomic_store(&si->si_waiting, 1);
 		if (atomic_load_explicit(&si->si_td,
 		    memory_order_acquire) == NULL)
@@ -310,9 +303,7 @@ sc_stack_save_nocpu_wait(const struct sc_machine *m, struct sc_thread *td,
 	    TD_IS_RUNNING(td); n++) {
 		if (n % 64 == 0 && !sc_stack_save_in_time(m, deadline))
 			return;
-		if (n < 64 || sc__ds_active())
-			sc__cpu_spinwait();
-		else
+		if (sc__ds_backoff(n < 64) == SC_DS_HOST)
 			sched_yield();
 	}
 }
