@@ -78,7 +78,7 @@ sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
 {
 	struct sc_pcpu *pc;
 	uintptr_t self, zero;
-	int n;
+	int n, turn;
 
 	self = sc__owner_self();
 	SC_KASSERT(atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) !=
@@ -99,14 +99,10 @@ sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
 		 * The holder's CPU pthread may be descheduled by Linux (more
 		 * simulated CPUs than real cores): spin briefly, then sleep.
 		 */
-		if (sc__ds_active())
-			sc__ds_wait();
-		else if (n < SC_SPIN_PAUSES)
-			__builtin_ia32_pause();
-		else
+		turn = sc__ds_backoff(n < SC_SPIN_PAUSES);
+		if (turn == SC_DS_HOST)
 			sc_spin_sleep(sp);
-		if (deadline != UINT64_MAX &&
-		    (n >= SC_SPIN_PAUSES || sc__ds_active()) &&
+		if (deadline != UINT64_MAX && turn != SC_DS_PAUSED &&
 		    sc__ds_clock() >= deadline) {
 			sc_spinlock_exit();
 			return (ETIMEDOUT);

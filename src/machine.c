@@ -462,9 +462,8 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 			    atomic_load(&pc->pc_init_error) != 0 ||
 			    sc_now_ns() > deadline)
 				break;
-			if (sc__ds_active())
-				sc__ds_wait();	/* the CPU boots when drawn */
-			else
+			/* Deterministic: the CPU boots when drawn. */
+			if (sc__ds_backoff(false) == SC_DS_HOST)
 				sc_cpu_event_wait(m, seq);
 		}
 		if (error == 0)

@@ -534,7 +534,7 @@ __attribute__((noreturn)) void sc__cpu_leave(struct sc_pcpu *pc,
 __attribute__((noreturn)) void sc__cpu_stop(struct sc_pcpu *pc);
 bool	sc__env_seed(uint64_t *seedp);
 
-/* stack_machdep.c: the hooks (they sit with the protocol) */
+/* stack_hooks.c: the race-injection hooks */
 void	sc__hook(struct sc_machine *m, enum sc_hook_point pt,
 	    struct sc_thread *td);
 
@@ -591,6 +591,7 @@ int	sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline,
 	    uint64_t *tagp);
 struct sc_thread *sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag,
 	    uint64_t deadline);
+/* stack_diagnose.c: after a wait that timed out, say why (stderr). */
 void	sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc);
 bool	sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
 	    struct sc_thread *td, struct sc_stack *st);
@@ -601,6 +602,11 @@ void	sc__stack_walk_pcb(struct sc_stack *st, struct sc_thread *td,
 /* An answer named its target: count it; 0, or EBUSY (depth 0). */
 int	sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
 	    bool kstack);
+/* Another thread answered (count, trace); a capture ends with error. */
+void	sc__stack_save_retried(struct sc_machine *m, int tid,
+	    const struct sc_thread *answer);
+void	sc__stack_save_done(struct sc_machine *m, int tid, struct sc_stack *st,
+	    int error);
 /* sc_stack_save_td() within deadline (sc__ds_clock(); UINT64_MAX: none;
  * 0: capture_timeout_ns from the first sight of td running). */
 int	sc__stack_save_td_until(struct sc_stack *st, struct sc_thread *td,

@@ -170,6 +170,51 @@ sc__cpu_spinwait(void)
 		__builtin_ia32_pause();
 }
 
+/*
+ * One turn of a wait for another thread, the seam of every wait that the
+ * host would otherwise end: an actor of a deterministic machine waits at
+ * a point (whoever it waits for runs when drawn: SC_DS_DRAWN); anyone
+ * else pauses while spin holds (SC_DS_PAUSED), and past that is told to
+ * wait its host way, a sleep, a futex or sched_yield() (SC_DS_HOST).  A
+ * caller that bounds its wait reads the clock after a turn that was not a
+ * pause.
+ */
+#define SC_DS_PAUSED	0
+#define SC_DS_DRAWN	1
+#define SC_DS_HOST	2
+
+static inline int
+sc__ds_backoff(bool spin)
+{
+	if (__builtin_expect(sc__ds_active(), 0)) {
+		sc__ds_wait();
+		return (SC_DS_DRAWN);
+	}
+	if (spin) {
+		__builtin_ia32_pause();
+		return (SC_DS_PAUSED);
+	}
+	return (SC_DS_HOST);
+}
+
+/*
+ * The sleep-queue chain of the caller's deterministic machine, or NULL
+ * (subr_sleepqueue.c): a thread of a deterministic machine, or a plain
+ * pthread that is an actor of one, sleeps on that machine's own chain, so
+ * that no other machine's sleepers touch its run.
+ */
+static inline struct sc_sleepq_chain *
+sc__ds_sleepq(struct sc_thread *td)
+{
+	struct sc_ds *ds;
+
+	if (td != NULL)
+		ds = td->td_machine->m_ds;
+	else
+		ds = sc__ds_active() ? sc__ds_self : NULL;
+	return (__builtin_expect(ds != NULL, 0) ? &ds->ds_slpq : NULL);
+}
+
 /* Deterministic mode on (and not yet switched off by destroy). */
 static inline bool
 sc__ds_on(const struct sc_machine *m)

@@ -11,16 +11,12 @@
  * wait is bounded and may sleep on a futex; a request carries a tag that
  * the handler claims by compare-and-swap, so a handler that runs after its
  * requester gave up does nothing; the handler walks into a library buffer
- * that the requester copies out.
+ * that the requester copies out.  A wait that timed out is explained in
+ * stack_diagnose.c; the race hooks are in stack_hooks.c; FreeBSD 12's
+ * protocol (SC_PROTO_NMI) is in stack_machdep_nmi.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sc_internal.h"
@@ -164,15 +160,8 @@ sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag, uint64_t deadline)
 		now = sc__ds_clock();
 		if (now >= deadline)
 			break;
-		if (sc__ds_active()) {
-			/* Deterministic: the target's CPU runs when drawn. */
-			sc__ds_wait();
+		if (sc__ds_backoff(now < spin_until) != SC_DS_HOST)
 			continue;
-		}
-		if (now < spin_until) {
-			sc__cpu_spinwait();
-			continue;
-		}
 		atomic_store(&si->si_waiting, 1);
 		if (atomic_load_explicit(&si->si_td,
 		    memory_order_acquire) == NULL)
@@ -239,157 +228,14 @@ sc__stack_intr_held(struct sc_machine *m)
 }
 
 /*
- * What /proc/self/task/TID says of a CPU pthread: its signal mask and
- * pending signals (status), its Linux state (stat).  false: unreadable.
- */
-struct sc_task_view {
-	unsigned long long tv_blk, tv_pnd, tv_shdpnd;
-	char		tv_state;
-};
-
-static bool
-sc_task_read(pid_t ktid, const char *file, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)ktid,
-	    file);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return (false);
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return (false);
-	buf[n] = '\0';
-	return (true);
-}
-
-static bool
-sc_task_field(const char *buf, const char *name, unsigned long long *v)
-{
-	const char *line = strstr(buf, name);
-
-	return (line != NULL && sscanf(line + strlen(name), "%llx", v) == 1);
-}
-
-static bool
-sc_task_view(pid_t ktid, struct sc_task_view *tv)
-{
-	char buf[2048], *p;
-
-	if (!sc_task_read(ktid, "status", buf, sizeof(buf)) ||
-	    !sc_task_field(buf, "SigBlk:", &tv->tv_blk) ||
-	    !sc_task_field(buf, "SigPnd:", &tv->tv_pnd) ||
-	    !sc_task_field(buf, "ShdPnd:", &tv->tv_shdpnd))
-		return (false);
-	/* "pid (comm) S ...": comm may hold spaces and parentheses. */
-	tv->tv_state = '?';
-	if (sc_task_read(ktid, "stat", buf, sizeof(buf)) &&
-	    (p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] != '\0')
-		tv->tv_state = p[2];
-	return (true);
-}
-
-/*
- * Does the mask blk block every standard signal but SIGKILL and SIGSTOP?
- * That is the mask of a pthread inside a handler installed with a full
- * sa_mask (stackcap's), or of one that blocked everything.
- */
-static bool
-sc_mask_full(unsigned long long blk)
-{
-	unsigned long long std = (1ULL << 31) - 1;
-
-	std &= ~(1ULL << (SIGKILL - 1)) & ~(1ULL << (SIGSTOP - 1));
-	return ((blk & std) == std);
-}
-
-/*
- * A capture timed out: say what is known of the target CPU's pthread,
- * once per machine and cause, on stderr (and in the counters for the two
- * causes that the program made and can fix: it replaced the IPI signal's
- * handler after sc_machine_create(), or a simulated thread blocked the
- * signal, which blocks it for every thread of that CPU: a mask belongs to
- * the CPU pthread).  Called by the requester after the bound, never on the
- * fast path nor in a handler.
- *
- * SigBlk alone does not tell a blocked signal: inside stackcap's own
- * handler (which runs with every signal blocked) and between the signal's
- * delivery and the handler's first instruction, the mask holds the IPI
- * signal too, and a pthread that Linux does not run for a while (a loaded
- * host) stays there as long.  So "blocks" is said only when the pthread was
- * not in the handler while /proc was read (pc_handler_gen even and the same
- * before and after), and either its mask is not a handler's full mask or
- * the signal is pending: a signal on its way into the handler has left the
- * pending set.  Otherwise the line says what was seen.
- */
-void
-sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
-{
-	struct sc_task_view tv;
-	unsigned long long bit;
-	uint32_t gen0, gen1;
-	int signo = m->m_cfg.ipi_signo;
-	bool blocked, pending, inhandler;
-
-	if (!sc__ipi_handler_ours(signo)) {
-		SC_CNT_INC(m, ipi_handler_lost);
-		if ((atomic_fetch_or(&m->m_warned, 1) & 1) == 0)
-			fprintf(stderr, "stackcap: capture timed out: the "
-			    "handler of signal %d (the IPI signal) is no "
-			    "longer stackcap's; the program replaced it "
-			    "after sc_machine_create()\n", signo);
-		return;
-	}
-	bit = 1ULL << (signo - 1);
-	gen0 = atomic_load(&pc->pc_handler_gen);
-	if (!sc_task_view(atomic_load(&pc->pc_ktid), &tv))
-		return;
-	gen1 = atomic_load(&pc->pc_handler_gen);
-	inhandler = gen0 != gen1 || (gen0 & 1) != 0;
-	pending = ((tv.tv_pnd | tv.tv_shdpnd) & bit) != 0;
-	blocked = (tv.tv_blk & bit) != 0 && !inhandler &&
-	    (!sc_mask_full(tv.tv_blk) || pending);
-	if (blocked) {
-		SC_CNT_INC(m, ipi_blocked);
-		if ((atomic_fetch_or(&m->m_warned, 2) & 2) == 0)
-			fprintf(stderr, "stackcap: capture timed out: cpu%d's "
-			    "pthread blocks signal %d (the IPI signal); a "
-			    "simulated thread that blocks it blocks it for "
-			    "every thread of that CPU\n", pc->pc_cpuid, signo);
-		return;
-	}
-	if ((atomic_fetch_or(&m->m_warned, 4) & 4) != 0)
-		return;
-	/* pc's interrupt state, read racily: what it was a moment ago. */
-	fprintf(stderr, "stackcap: capture timed out: cpu%d's pthread (Linux "
-	    "tid %d, state %c) did not answer the IPI within the bound; it "
-	    "does not block signal %d (the IPI signal): %s, signal %s, %s, "
-	    "interrupts %s\n", pc->pc_cpuid, (int)atomic_load(&pc->pc_ktid),
-	    tv.tv_state, signo, inhandler ? "in stackcap's IPI handler" :
-	    sc_mask_full(tv.tv_blk) ? "every signal blocked (entering a "
-	    "handler)" : "not in a handler", pending ? "pending" :
-	    "not pending", atomic_load_explicit(&pc->pc_intr_deferred,
-	    memory_order_relaxed) != 0 ? "an IPI deferred" :
-	    "no IPI deferred", atomic_load_explicit(&pc->pc_spinlock_count,
-	    memory_order_relaxed) != 0 ? "disabled (spinlock_enter)" :
-	    "enabled");
-}
-
-/*
  * Step 4 drops td's thread lock before the IPI: the target may need that
  * lock to run on (to switch, say) while its CPU has interrupts disabled,
  * and then could never take the IPI.  SC_MISTAKE_HOLD_THREAD_LOCK
  * (hold_lock_across_ipi) keeps it, to show that deadlock (the bounded wait
- * ends it).
- */
-/*
- * quiet: a spin on NOCPU after the first of a streak, which the trace
- * does not record step by step (under a slow switch, ASan's say, a streak
- * runs to thousands and would push the capture out of the ring); the
- * streak's end records how long it was.
+ * ends it).  quiet: a spin on NOCPU after the first of a streak, which
+ * the trace does not record step by step (under a slow switch, ASan's
+ * say, a streak runs to thousands and would push the capture out of the
+ * ring); the streak's end records how long it was.
  */
 static void
 sc_stack_save_unlock(struct sc_machine *m, struct sc_thread *td, int tid,
@@ -458,9 +304,7 @@ sc_stack_save_nocpu_wait(const struct sc_machine *m, struct sc_thread *td,
 	    TD_IS_RUNNING(td); n++) {
 		if (n % 64 == 0 && !sc_stack_save_in_time(m, deadline))
 			return;
-		if (n < 64 || sc__ds_active())
-			sc__cpu_spinwait();
-		else
+		if (sc__ds_backoff(n < 64) == SC_DS_HOST)
 			sched_yield();
 	}
 }
@@ -498,9 +342,182 @@ sc__stack_save_answered(struct sc_machine *m, const struct sc_stack *st,
 	return (EBUSY);
 }
 
+/* Another thread answered (td switched off, or its CPU went idle): the
+ * caller looks again.  Shared with sc_machine_snapshot(). */
+void
+sc__stack_save_retried(struct sc_machine *m, int tid,
+    const struct sc_thread *answer)
+{
+	if (answer->td_idle)
+		SC_CNT_INC(m, retry_idle);
+	else
+		SC_CNT_INC(m, retry_other);
+	SC_TRACE(m, SC_TRACE_RETRY, sc_curcpu(), tid, answer->td_tid,
+	    answer->td_idle ? 1 : 2);
+}
+
+/* A capture of tid ends with error (a timeout empties st).  Shared with
+ * sc_machine_snapshot(). */
+void
+sc__stack_save_done(struct sc_machine *m, int tid, struct sc_stack *st,
+    int error)
+{
+	if (error == ETIMEDOUT) {
+		SC_CNT_INC(m, timeouts);
+		SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), tid,
+		    m->m_cfg.capture_timeout_ns, 0);
+		sc_stack_zero(st);
+	}
+	SC_CNT_INC(m, captures);
+	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), tid, error,
+	    st->depth);
+}
+
+/* What one sc_stack_save_td() call carries from try to try (its own). */
+struct sc_save {
+	struct sc_machine *sv_m;
+	struct sc_stack	*sv_st;
+	struct sc_thread *sv_td;
+	uint64_t	sv_deadline;	/* sc_stack_save_in_time() */
+	uint64_t	sv_nocpu;	/* the current streak of NOCPU spins */
+	int		sv_tid;		/* the tid asked for (td's struct
+					   may be reused meanwhile under
+					   SC_MISTAKE_NO_PROC_LOCK) */
+};
+
+#define SC_SAVE_AGAIN	(-1)	/* look at td again */
+#define SC_SAVE_REFUSED	(-2)	/* a KASSERT failed: EINVAL, not counted */
+
 /*
- * sc_stack_save_td() within deadline (sc__stack_save_td_until()).  Its
- * name, in the KASSERT messages, is the public function's and its bound.
+ * The running path (FreeBSD 12's stack_save_td_running(), the body of 13's
+ * loop): one IPI_TRACE to td's CPU.  td RUNNING, not curthread, its thread
+ * lock held, and held again on return.  0 or EBUSY (td's own answer),
+ * ETIMEDOUT, SC_SAVE_AGAIN (td was switching, or another thread answered)
+ * or SC_SAVE_REFUSED.
+ */
+static int
+sc_stack_save_td_running(struct sc_save *sv)
+{
+	struct sc_machine *m = sv->sv_m;
+	struct sc_thread *answer, *td = sv->sv_td;
+	struct sc_pcpu *pc;
+	uint64_t tag;
+	int cpuid, tid = sv->sv_tid;
+	bool kstack, serial;
+
+	/*
+	 * Checked before anything is dropped.  A hook inside a capture
+	 * (SC_HOOK_SAVE_BEFORE_IPI) that captures again would take over the
+	 * request of the capture it is in; the CPU pthreads exist only in
+	 * the process that made m.
+	 */
+	SC_KASSERT(!sc__stack_intr_held(m), SC_SAVE_REFUSED,
+	    "thread %d \"%s\": capture recursed (from a hook inside a "
+	    "capture of the same machine)", td->td_tid, td->td_name);
+	SC_KASSERT(getpid() == m->m_pid, SC_SAVE_REFUSED, "thread %d: machine "
+	    "of pid %d used in pid %d: a machine does not survive "
+	    "fork()", td->td_tid, (int)m->m_pid, (int)getpid());
+	if (!sc_stack_save_in_time(m, &sv->sv_deadline))
+		return (ETIMEDOUT);
+	sc_stack_save_unlock(m, td, tid, sv->sv_nocpu > 0);
+	sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
+	cpuid = atomic_load(&td->td_oncpu);
+	if (cpuid == SC_NOCPU) {
+		/* Switching: on or off a CPU, shortly. */
+		SC_CNT_INC(m, retry_nocpu);
+		if (sv->sv_nocpu++ == 0)
+			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), tid, 0, 0);
+		sc_stack_save_nocpu_wait(m, td, &sv->sv_deadline);
+		sc_stack_save_relock(m, td, tid, sv->sv_nocpu > 1);
+		return (SC_SAVE_AGAIN);
+	}
+	if (sv->sv_nocpu > 1)
+		SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), tid, sv->sv_nocpu,
+		    cpuid);
+	sv->sv_nocpu = 0;
+	pc = &m->m_pcpu[cpuid];
+	/* The bound covers the wait for the capture locks too. */
+	serial = m->m_cfg.capture_serial != 0;
+	if (serial && sc_stack_intr_lock(m, &m->m_intr_lock,
+	    sv->sv_deadline) != 0) {
+		sc_stack_save_relock(m, td, tid, false);
+		return (ETIMEDOUT);
+	}
+	if (sc__stack_intr_open(pc, sv->sv_deadline, &tag) != 0) {
+		if (serial)
+			sc__mtx_unlock(&m->m_intr_lock);
+		sc_stack_save_relock(m, td, tid, false);
+		return (ETIMEDOUT);
+	}
+	sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
+	sc__ipi_cpu(pc, SC_IPI_TRACE, tid);
+	answer = sc__stack_intr_wait(pc, tag, sv->sv_deadline);
+	kstack = sc__stack_intr_close(pc, answer, td, sv->sv_st);
+	if (serial)
+		sc__mtx_unlock(&m->m_intr_lock);
+	if (answer == td)
+		SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(), tid,
+		    answer->td_tid, answer->td_gen);
+	if (answer == NULL)
+		sc__stack_intr_diagnose(m, pc);
+	sc_stack_save_relock(m, td, tid, false);
+
+	if (answer == NULL)
+		return (ETIMEDOUT);
+	if (answer == td)
+		return (sc__stack_save_answered(m, sv->sv_st, kstack));
+	sc__stack_save_retried(m, tid, answer);
+	if (!TD_IS_RUNNING(td))
+		SC_CNT_INC(m, retry_offcpu);
+	return (SC_SAVE_AGAIN);
+}
+
+/*
+ * One look at td (not curthread, its thread lock held): gone, off a CPU
+ * (walk its pcb: it cannot start running while we hold its lock), or
+ * running.  SC_PROTO_NMI takes over past the checks both protocols share.
+ */
+static int
+sc_stack_save_td_look(struct sc_save *sv)
+{
+	struct sc_stack *st = sv->sv_st;
+	struct sc_thread *td = sv->sv_td;
+
+	if (atomic_load(&td->td_state) == SC_TDS_INACTIVE) {
+		sc_stack_zero(st);
+		return (ESRCH);
+	}
+	/*
+	 * mjg: "can the thread become swapped after the lock is dropped
+	 * below?"  Not while we hold its proc lock; without it
+	 * (SC_MISTAKE_NO_PROC_LOCK) it can, and the kernel's stack_save_td()
+	 * would walk the unmapped stack from pcb_rbp: a fatal page fault.  A
+	 * KASSERT whose return (if the handler returns) ends the capture the
+	 * usual way; the thread lock is held again, as at the entry.
+	 */
+	if (__builtin_expect(TD_IS_SWAPPED(td), 0)) {
+		sc__panic(__func__, "!TD_IS_SWAPPED(td)",
+		    "thread %d \"%s\" was swapped out while its thread lock "
+		    "was dropped (no proc lock held): the kernel would walk "
+		    "its unmapped kernel stack from pcb_rbp and take a fatal "
+		    "page fault", td->td_tid, td->td_name);
+		sc_stack_zero(st);
+		return (EINVAL);
+	}
+	/* FreeBSD 12's protocol, for the history (docs/history.md). */
+	if (sv->sv_m->m_cfg.protocol == SC_PROTO_NMI)
+		return (sc__stack_save_td_nmi(st, td, sv->sv_deadline));
+	if (!TD_IS_RUNNING(td)) {
+		sc__stack_walk_pcb(st, td, sv->sv_tid);
+		return (0);
+	}
+	return (sc_stack_save_td_running(sv));
+}
+
+/*
+ * sc_stack_save_td() within deadline (sc__stack_save_td_until()).  The
+ * names of it and of its helpers, in the KASSERT messages, all begin with
+ * the public function's.
  */
 static int
 sc_stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
@@ -508,12 +525,10 @@ sc_stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
 {
 	const struct sc_range *text;
 	struct sc_machine *m;
-	struct sc_thread *answer, *self;
-	struct sc_pcpu *pc;
-	uint64_t tag, nocpu;
+	struct sc_thread *self;
+	struct sc_save sv;
 	size_t ntext;
-	int cpuid, error, tid;
-	bool kstack, serial;
+	int error, tid;
 
 	SC_KASSERT(st != NULL && td != NULL, EINVAL, "NULL argument");
 	SC_KASSERT(sc_thread_lock_owned(td), EINVAL,
@@ -536,10 +551,7 @@ sc_stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
 	    EINVAL, "thread %d \"%s\": a spin lock other than its thread lock "
 	    "is held", td->td_tid, td->td_name);
 	m = td->td_machine;
-	/* The tid asked for, for the trace: without the proc lock
-	 * (SC_MISTAKE_NO_PROC_LOCK) td's struct may be reused meanwhile. */
 	tid = td->td_tid;
-	nocpu = 0;			/* the current streak of NOCPU spins */
 	self = sc_curthread();
 	SC_TRACE(m, SC_TRACE_CAPTURE_BEGIN, sc_curcpu(), tid,
 	    self != NULL ? self->td_tid : 0, 0);
@@ -547,145 +559,23 @@ sc_stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
 	 * handler never allocates. */
 	sc_text_ranges(&text, &ntext);
 
-	for (;;) {
+	if (m->m_cfg.arch == SC_ARCH_ARM64 && TD_IS_RUNNING(td)) {
 		/* arm64's stack_save_td(): no capture of a running thread,
 		 * curthread included. */
-		if (m->m_cfg.arch == SC_ARCH_ARM64 && TD_IS_RUNNING(td)) {
-			sc_stack_zero(st);
-			error = EOPNOTSUPP;
-			break;
-		}
-		/* FreeBSD 12's protocol, for the history (docs/history.md). */
-		if (m->m_cfg.protocol == SC_PROTO_NMI) {
-			error = sc__stack_save_td_nmi(st, td, deadline);
-			break;
-		}
-		if (td == self) {
-			sc_stack_save(st);
-			error = 0;
-			break;
-		}
-		if (atomic_load(&td->td_state) == SC_TDS_INACTIVE) {
-			sc_stack_zero(st);
-			error = ESRCH;
-			break;
-		}
-		/*
-		 * mjg: "can the thread become swapped after the lock is
-		 * dropped below?"  Not while we hold its proc lock; without
-		 * it (SC_MISTAKE_NO_PROC_LOCK) it can, and the kernel's
-		 * stack_save_td() would walk the unmapped stack from
-		 * pcb_rbp: a fatal page fault.  A KASSERT, whose return (when
-		 * the handler returns) ends the capture the usual way, for
-		 * the trace; the thread lock is held again, as at the entry.
-		 */
-		if (__builtin_expect(TD_IS_SWAPPED(td), 0)) {
-			sc__panic(__func__, "!TD_IS_SWAPPED(td)", "thread %d "
-			    "\"%s\" was swapped out while its thread lock was "
-			    "dropped (no proc lock held): the kernel would "
-			    "walk its unmapped kernel stack from pcb_rbp and "
-			    "take a fatal page fault", td->td_tid,
-			    td->td_name);
-			sc_stack_zero(st);
-			error = EINVAL;
-			break;
-		}
-		if (!TD_IS_RUNNING(td)) {
-			sc__stack_walk_pcb(st, td, tid);
-			error = 0;
-			break;
-		}
-		/*
-		 * Checks of the running path, made before anything is
-		 * dropped.  A hook inside a capture (SC_HOOK_SAVE_BEFORE_IPI)
-		 * that captures again would take over the request of the
-		 * capture it is in; the CPU pthreads exist only in the
-		 * process that made m.
-		 */
-		SC_KASSERT(!sc__stack_intr_held(m), EINVAL,
-		    "thread %d \"%s\": capture recursed (from a hook inside a "
-		    "capture of the same machine)", td->td_tid, td->td_name);
-		SC_KASSERT(getpid() == m->m_pid, EINVAL, "thread %d: machine "
-		    "of pid %d used in pid %d: a machine does not survive "
-		    "fork()", td->td_tid, (int)m->m_pid, (int)getpid());
-		if (!sc_stack_save_in_time(m, &deadline)) {
-			error = ETIMEDOUT;
-			break;
-		}
-		sc_stack_save_unlock(m, td, tid, nocpu > 0);
-		sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
-		cpuid = atomic_load(&td->td_oncpu);
-		if (cpuid == SC_NOCPU) {
-			/* Switching: on or off a CPU, shortly. */
-			SC_CNT_INC(m, retry_nocpu);
-			if (nocpu++ == 0)
-				SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(),
-				    tid, 0, 0);
-			sc_stack_save_nocpu_wait(m, td, &deadline);
-			sc_stack_save_relock(m, td, tid, nocpu > 1);
-			continue;
-		}
-		if (nocpu > 1)
-			SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), tid,
-			    nocpu, cpuid);
-		nocpu = 0;
-		pc = &m->m_pcpu[cpuid];
-
-		/* The bound covers the wait for the capture locks too. */
-		serial = m->m_cfg.capture_serial != 0;
-		if (serial && sc_stack_intr_lock(m, &m->m_intr_lock,
-		    deadline) != 0) {
-			sc_stack_save_relock(m, td, tid, false);
-			error = ETIMEDOUT;
-			break;
-		}
-		if (sc__stack_intr_open(pc, deadline, &tag) != 0) {
-			if (serial)
-				sc__mtx_unlock(&m->m_intr_lock);
-			sc_stack_save_relock(m, td, tid, false);
-			error = ETIMEDOUT;
-			break;
-		}
-		sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
-		sc__ipi_cpu(pc, SC_IPI_TRACE, tid);
-		answer = sc__stack_intr_wait(pc, tag, deadline);
-		kstack = sc__stack_intr_close(pc, answer, td, st);
-		if (serial)
-			sc__mtx_unlock(&m->m_intr_lock);
-		if (answer == td)
-			SC_TRACE(m, SC_TRACE_ANSWER_SEEN, sc_curcpu(),
-			    tid, answer->td_tid, answer->td_gen);
-		if (answer == NULL)
-			sc__stack_intr_diagnose(m, pc);
-		sc_stack_save_relock(m, td, tid, false);
-
-		if (answer == NULL) {
-			error = ETIMEDOUT;
-			break;
-		}
-		if (answer == td) {
-			error = sc__stack_save_answered(m, st, kstack);
-			break;
-		}
-		/* td switched off, or the CPU went idle: try again. */
-		if (answer->td_idle)
-			SC_CNT_INC(m, retry_idle);
-		else
-			SC_CNT_INC(m, retry_other);
-		SC_TRACE(m, SC_TRACE_RETRY, sc_curcpu(), tid,
-		    answer->td_tid, answer->td_idle ? 1 : 2);
-		if (!TD_IS_RUNNING(td))
-			SC_CNT_INC(m, retry_offcpu);
-	}
-	if (error == ETIMEDOUT) {
-		SC_CNT_INC(m, timeouts);
-		SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), tid,
-		    m->m_cfg.capture_timeout_ns, 0);
 		sc_stack_zero(st);
+		error = EOPNOTSUPP;
+	} else if (td == self) {
+		sc_stack_save(st);
+		error = 0;
+	} else {
+		sv = (struct sc_save){ .sv_m = m, .sv_st = st, .sv_td = td,
+		    .sv_deadline = deadline, .sv_tid = tid };
+		while ((error = sc_stack_save_td_look(&sv)) == SC_SAVE_AGAIN)
+			continue;
+		if (error == SC_SAVE_REFUSED)
+			return (EINVAL);
 	}
-	SC_CNT_INC(m, captures);
-	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), tid, error,
-	    st->depth);
+	sc__stack_save_done(m, tid, st, error);
 	return (error);
 }
 
@@ -700,39 +590,4 @@ sc__stack_save_td_until(struct sc_stack *st, struct sc_thread *td,
     uint64_t deadline)
 {
 	return (sc_stack_save_td_until(st, td, deadline));
-}
-
-/* ------------------------------------------------------------------------
- * Race-injection hooks (docs/design.md, "Beyond the kernel")
- * ------------------------------------------------------------------------ */
-
-void
-sc_machine_set_hook(struct sc_machine *m, sc_hook_fn fn, void *arg)
-{
-	struct sc_hook *h = NULL, *old;
-
-	if (fn != NULL) {
-		h = calloc(1, sizeof(*h));
-		SC_KASSERT(h != NULL, , "cannot allocate a hook");
-		h->h_fn = fn;
-		h->h_arg = arg;
-	}
-	old = atomic_exchange(&m->m_hook, h);
-	if (old == NULL)
-		return;
-	sc__host_lock(&m->m_list_mtx);
-	old->h_next = m->m_hooks_old;
-	m->m_hooks_old = old;
-	sc__host_unlock(&m->m_list_mtx);
-}
-
-void
-sc__hook(struct sc_machine *m, enum sc_hook_point pt, struct sc_thread *td)
-{
-	struct sc_hook *h = atomic_load_explicit(&m->m_hook,
-	    memory_order_acquire);
-
-	if (h != NULL)
-		h->h_fn(h->h_arg, pt, td);
-	sc__ds_point();
 }

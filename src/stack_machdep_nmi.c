@@ -141,8 +141,10 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td,
 }
 
 /*
- * stack_save_td() of FreeBSD 12 with the running case: td's thread lock
- * held; the caller (sc__stack_save_td_until()) checked the rest.
+ * FreeBSD 12's stack_save_td() past the checks that both protocols share
+ * (sc_stack_save_td_look(), stack_machdep.c): td is not curthread and not
+ * gone, its thread lock held.  Running: stack_save_td_running(); else a
+ * walk from its pcb, with 12's walker.
  */
 int
 sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td,
@@ -152,14 +154,6 @@ sc__stack_save_td_nmi(struct sc_stack *st, struct sc_thread *td,
 	size_t ntext;
 	bool overrun;
 
-	if (td == sc_curthread()) {
-		sc_stack_save(st);
-		return (0);
-	}
-	if (atomic_load(&td->td_state) == SC_TDS_INACTIVE) {
-		sc_stack_zero(st);
-		return (ESRCH);
-	}
 	if (TD_IS_RUNNING(td))
 		return (sc_stack_save_td_running(st, td, deadline));
 	sc_text_ranges(&text, &ntext);

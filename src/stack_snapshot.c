@@ -146,25 +146,16 @@ sc_snap_procs(struct sc_machine *m, struct sc_proc ***pp, size_t *np)
 	return (0);
 }
 
-/* A running thread's capture is over: state, counters, trace. */
+/* A running thread's capture is over: its state, and the bookkeeping of
+ * every capture (sc__stack_save_done()). */
 static void
 sc_snap_done(struct sc_snap *sn, struct sc_snap_ent *e, int state,
     int error)
 {
-	struct sc_machine *m = sn->sn_m;
-
 	e->se_out->state = state;
 	e->se_pending = false;
 	sn->sn_npending--;
-	if (error == ETIMEDOUT) {
-		SC_CNT_INC(m, timeouts);
-		SC_TRACE(m, SC_TRACE_TIMEOUT, sc_curcpu(), e->se_tid,
-		    m->m_cfg.capture_timeout_ns, 0);
-		sc_stack_zero(&e->se_out->stack);
-	}
-	SC_CNT_INC(m, captures);
-	SC_TRACE(m, SC_TRACE_CAPTURE_DONE, sc_curcpu(), e->se_tid, error,
-	    e->se_out->stack.depth);
+	sc__stack_save_done(sn->sn_m, e->se_tid, &e->se_out->stack, error);
 }
 
 /*
@@ -277,13 +268,8 @@ sc_snap_answer(struct sc_snap *sn, struct sc_snap_ent *e,
 		return;
 	}
 	/* e's thread switched off, or its CPU went idle: next round. */
-	if (answer->td_idle)
-		SC_CNT_INC(m, retry_idle);
-	else
-		SC_CNT_INC(m, retry_other);
 	SC_CNT_INC(m, snapshot_retries);
-	SC_TRACE(m, SC_TRACE_RETRY, sc_curcpu(), e->se_tid, answer->td_tid,
-	    answer->td_idle ? 1 : 2);
+	sc__stack_save_retried(m, e->se_tid, answer);
 }
 
 /*

@@ -57,29 +57,11 @@ sc__sleepq_chain_init(struct sc_sleepq_chain *sc)
 	TAILQ_INIT(&sc->sc_threads);
 }
 
-/*
- * The chain of the caller's deterministic machine (it is a thread of it,
- * or a plain pthread whose last call was into it, not destroyed since),
- * or NULL.
- */
-static struct sc_sleepq_chain *
-sc_sleepq_det(void)
-{
-	struct sc_thread *td = sc_curthread();
-	struct sc_ds *ds;
-
-	if (td != NULL)
-		ds = td->td_machine->m_ds;
-	else
-		ds = sc__ds_active() ? sc__ds_self : NULL;
-	return (__builtin_expect(ds != NULL, 0) ? &ds->ds_slpq : NULL);
-}
-
 /* The chain that the caller's sleepers of wchan are on. */
 static struct sc_sleepq_chain *
 sc_sleepq_chain(const void *wchan)
 {
-	struct sc_sleepq_chain *sc = sc_sleepq_det();
+	struct sc_sleepq_chain *sc = sc__ds_sleepq(sc_curthread());
 
 	return (sc != NULL ? sc : &sc_sleepq_chains[SC_SC_HASH(wchan)]);
 }
@@ -172,7 +154,7 @@ sc_sleepq_broadcast_chain(struct sc_sleepq_chain *sc, const void *wchan)
 void
 sc__sleepq_broadcast(const void *wchan)
 {
-	struct sc_sleepq_chain *det = sc_sleepq_det(),
+	struct sc_sleepq_chain *det = sc__ds_sleepq(sc_curthread()),
 	    *real = &sc_sleepq_chains[SC_SC_HASH(wchan)];
 	struct sc_ds *ds;
 
