@@ -26,11 +26,13 @@
  */
 #include "sc_internal.h"
 
-#define SC_SC_TABLESIZE	64
-#define SC_SC_HASH(wc)	((((uintptr_t)(wc) >> 4) ^ ((uintptr_t)(wc) >> 10)) \
-	% SC_SC_TABLESIZE)
+/* FreeBSD's SC_TABLESIZE and SC_HASH(); SC_ is our prefix already. */
+#define SC_SLEEPQ_TABLESIZE	64
+#define SC_SLEEPQ_HASH(wc)						\
+	((((uintptr_t)(wc) >> 4) ^ ((uintptr_t)(wc) >> 10)) %		\
+	SC_SLEEPQ_TABLESIZE)
 
-static struct sc_sleepq_chain sc_sleepq_chains[SC_SC_TABLESIZE];
+static struct sc_sleepq_chain sc_sleepq_chains[SC_SLEEPQ_TABLESIZE];
 /* Machines alive, deterministic and not: a wakeup looks at their chains. */
 static _Atomic int sc_sleepq_ndet, sc_sleepq_nreal;
 
@@ -39,7 +41,7 @@ sc_sleepq_init(void)
 {
 	int i;
 
-	for (i = 0; i < SC_SC_TABLESIZE; i++)
+	for (i = 0; i < SC_SLEEPQ_TABLESIZE; i++)
 		sc__sleepq_chain_init(&sc_sleepq_chains[i]);
 }
 
@@ -63,7 +65,7 @@ sc_sleepq_chain(const void *wchan)
 {
 	struct sc_sleepq_chain *sc = sc__ds_sleepq(sc_curthread());
 
-	return (sc != NULL ? sc : &sc_sleepq_chains[SC_SC_HASH(wchan)]);
+	return (sc != NULL ? sc : &sc_sleepq_chains[SC_SLEEPQ_HASH(wchan)]);
 }
 
 struct sc_spin *
@@ -155,7 +157,7 @@ void
 sc__sleepq_broadcast(const void *wchan)
 {
 	struct sc_sleepq_chain *det = sc__ds_sleepq(sc_curthread()),
-	    *real = &sc_sleepq_chains[SC_SC_HASH(wchan)];
+	    *real = &sc_sleepq_chains[SC_SLEEPQ_HASH(wchan)];
 	struct sc_ds *ds;
 
 	/*
@@ -201,7 +203,7 @@ sc__sleepq_remove_machine(struct sc_machine *m)
 {
 	int i;
 
-	for (i = 0; i < SC_SC_TABLESIZE; i++)
+	for (i = 0; i < SC_SLEEPQ_TABLESIZE; i++)
 		sc_sleepq_remove_chain(&sc_sleepq_chains[i], m);
 	if (m->m_ds != NULL)
 		sc_sleepq_remove_chain(&m->m_ds->ds_slpq, m);

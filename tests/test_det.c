@@ -321,7 +321,7 @@ det_channels_run(uint64_t seed, const char *w0, const char *w1)
 	return (h);
 }
 
-/* The chain of a channel as subr_sleepqueue.c hashed it (SC_SC_HASH). */
+/* The chain of a channel as subr_sleepqueue.c hashed it (SC_SLEEPQ_HASH). */
 static unsigned
 det_chain_of(const void *w)
 {
