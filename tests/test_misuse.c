@@ -581,90 +581,39 @@ test_runq_assertion_fires(void **state)
  * Configurations that contradict themselves
  * ------------------------------------------------------------------------ */
 
-static void
-nmi_arm64(struct sc_machine_config *c)
-{
-	c->protocol = SC_PROTO_NMI;
-	c->arch = SC_ARCH_ARM64;
-}
-static void
-nmi_serial(struct sc_machine_config *c)
-{
-	c->protocol = SC_PROTO_NMI;
-	c->capture_serial = 1;
-}
-static void
-nmi_stale(struct sc_machine_config *c)
-{
-	c->protocol = SC_PROTO_NMI;
-	c->mistakes = SC_MISTAKE_STALE_ANSWER;
-}
-static void
-nmi_hold(struct sc_machine_config *c)
-{
-	c->protocol = SC_PROTO_NMI;
-	c->mistakes = SC_MISTAKE_HOLD_THREAD_LOCK;
-}
-static void
-nmi_hold_field(struct sc_machine_config *c)
-{
-	c->protocol = SC_PROTO_NMI;
-	c->hold_lock_across_ipi = 1;
-}
-static void
-arm64_stale(struct sc_machine_config *c)
-{
-	c->arch = SC_ARCH_ARM64;
-	c->mistakes = SC_MISTAKE_STALE_ANSWER;
-}
-static void
-arm64_no_proc_lock(struct sc_machine_config *c)
-{
-	c->arch = SC_ARCH_ARM64;
-	c->mistakes = SC_MISTAKE_NO_PROC_LOCK;
-}
-static void
-arm64_spin_held(struct sc_machine_config *c)
-{
-	c->arch = SC_ARCH_ARM64;
-	c->mistakes = SC_MISTAKE_SPIN_HELD;
-}
-static void
-arm64_hold(struct sc_machine_config *c)
-{
-	c->arch = SC_ARCH_ARM64;
-	c->hold_lock_across_ipi = 1;
-}
-static void
-arm64_serial(struct sc_machine_config *c)
-{
-	c->arch = SC_ARCH_ARM64;
-	c->capture_serial = 1;
-}
-static void
-pct_no_seed(struct sc_machine_config *c)
-{
-	c->seed = 0;
-	c->sim_pct_depth = 3;
-}
+/* Settings that each make sense alone; 0 is the default of each. */
+struct mixed_config {
+	int		protocol;
+	int		arch;
+	unsigned	mistakes;
+	int		capture_serial;
+	int		hold_lock_across_ipi;
+	int		sim_pct_depth;
+	const char	*why;		/* in sc_machine_config_error() */
+};
 
-static void
-nmi_no_proc_lock_spin_held(struct sc_machine_config *c)
-{
-	c->protocol = SC_PROTO_NMI;
-	c->mistakes = SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD;
-}
+#define NMI		.protocol = SC_PROTO_NMI
+#define ARM64		.arch = SC_ARCH_ARM64
 
-/* Create a machine of set()'s config: its error, and its reason. */
+static const struct mixed_config pct_no_seed = {
+	.sim_pct_depth = 3, .why = "sim_pct_depth without a seed"
+};
+
+/* Create a machine of mc's config: its error, and its reason. */
 static int
-config_try(void (*set)(struct sc_machine_config *), const char **why)
+config_try(const struct mixed_config *mc, const char **why)
 {
 	struct sc_machine_config cfg;
 	struct sc_machine *m = NULL;
 	int error;
 
 	sc_machine_config_init(&cfg);
-	set(&cfg);
+	cfg.protocol = mc->protocol;
+	cfg.arch = mc->arch;
+	cfg.mistakes = mc->mistakes;
+	cfg.capture_serial = mc->capture_serial;
+	cfg.hold_lock_across_ipi = mc->hold_lock_across_ipi;
+	cfg.sim_pct_depth = mc->sim_pct_depth;
 	error = sc_machine_create(&cfg, &m);
 	*why = sc_machine_config_error();
 	if (m != NULL)
@@ -683,21 +632,29 @@ config_try(void (*set)(struct sc_machine_config *), const char **why)
 static void
 test_contradictory_configs(void **state)
 {
-	static const struct {
-		void	(*set)(struct sc_machine_config *);
-		const char *why;
-	} bad[] = {
-		{ nmi_arm64, "SC_ARCH_ARM64 with SC_PROTO_NMI" },
-		{ nmi_serial, "SC_PROTO_NMI with capture_serial" },
-		{ nmi_stale, "SC_PROTO_NMI with SC_MISTAKE_STALE_ANSWER" },
-		{ nmi_hold, "SC_MISTAKE_HOLD_THREAD_LOCK" },
-		{ nmi_hold_field, "hold_lock_across_ipi" },
-		{ arm64_stale, "SC_ARCH_ARM64 with SC_PROTO_NMI, a mistake" },
-		{ arm64_no_proc_lock, "SC_ARCH_ARM64" },
-		{ arm64_spin_held, "SC_ARCH_ARM64" },
-		{ arm64_hold, "SC_ARCH_ARM64" },
-		{ arm64_serial, "capture_serial" },
-		{ pct_no_seed, "sim_pct_depth without a seed" },
+	static const struct mixed_config bad[] = {
+		{ NMI, ARM64, .why = "SC_ARCH_ARM64 with SC_PROTO_NMI" },
+		{ NMI, .capture_serial = 1,
+		    .why = "SC_PROTO_NMI with capture_serial" },
+		{ NMI, .mistakes = SC_MISTAKE_STALE_ANSWER,
+		    .why = "SC_PROTO_NMI with SC_MISTAKE_STALE_ANSWER" },
+		{ NMI, .mistakes = SC_MISTAKE_HOLD_THREAD_LOCK,
+		    .why = "SC_MISTAKE_HOLD_THREAD_LOCK" },
+		{ NMI, .hold_lock_across_ipi = 1,
+		    .why = "hold_lock_across_ipi" },
+		{ ARM64, .mistakes = SC_MISTAKE_STALE_ANSWER,
+		    .why = "SC_ARCH_ARM64 with SC_PROTO_NMI, a mistake" },
+		{ ARM64, .mistakes = SC_MISTAKE_NO_PROC_LOCK,
+		    .why = "SC_ARCH_ARM64" },
+		{ ARM64, .mistakes = SC_MISTAKE_SPIN_HELD,
+		    .why = "SC_ARCH_ARM64" },
+		{ ARM64, .hold_lock_across_ipi = 1, .why = "SC_ARCH_ARM64" },
+		{ ARM64, .capture_serial = 1, .why = "capture_serial" },
+		{ .sim_pct_depth = 3, .why = "sim_pct_depth without a seed" },
+	};
+	/* Defined: they drop the entry checks, as under SC_PROTO_IPI. */
+	static const struct mixed_config nmi_no_proc_lock_spin_held = {
+		NMI, .mistakes = SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD
 	};
 	char *env = getenv("STACKCAP_SEED");
 	const char *why;
@@ -709,7 +666,7 @@ test_contradictory_configs(void **state)
 	env = env != NULL ? strdup(env) : NULL;
 	unsetenv("STACKCAP_SEED");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		error = config_try(bad[i].set, &why);
+		error = config_try(&bad[i], &why);
 		if (error != EINVAL || strstr(why, bad[i].why) == NULL) {
 			print_error("contradictory config %zu: %s, \"%s\"\n",
 			    i, sc_errname(error), why);
@@ -718,22 +675,23 @@ test_contradictory_configs(void **state)
 	}
 	/* A seed from STACKCAP_SEED is a seed; "0" and "-1" are none. */
 	setenv("STACKCAP_SEED", "5", 1);
-	wrong += config_try(pct_no_seed, &why) != 0;
+	wrong += config_try(&pct_no_seed, &why) != 0;
 	wrong += *why != '\0';
 	setenv("STACKCAP_SEED", "0", 1);
-	wrong += config_try(pct_no_seed, &why) != EINVAL;
+	wrong += config_try(&pct_no_seed, &why) != EINVAL;
 	setenv("STACKCAP_SEED", "-1", 1);
-	wrong += config_try(pct_no_seed, &why) != EINVAL;
+	wrong += config_try(&pct_no_seed, &why) != EINVAL;
 	unsetenv("STACKCAP_SEED");
 	if (env != NULL) {
 		setenv("STACKCAP_SEED", env, 1);
 		free(env);
 	}
 	assert_int_equal(wrong, 0);
-	/* Defined: they drop the entry checks, as under SC_PROTO_IPI. */
-	assert_int_equal(config_try(nmi_no_proc_lock_spin_held, &why), 0);
+	assert_int_equal(config_try(&nmi_no_proc_lock_spin_held, &why), 0);
 	assert_string_equal(why, "");
 }
+#undef NMI
+#undef ARM64
 
 int
 main(void)
