@@ -431,11 +431,14 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		error = sc__thread_alloc(m->m_idleproc, name, sc__idle_loop,
 		    NULL, true, &pc->pc_idlethread);
 	}
-	if (error == 0 && (error = sc__ipi_init(m)) == EBUSY)
-		sc_create_why = "ipi_signo has a handler that is not "
-		    "stackcap's";
-	else if (error == EINVAL)
-		sc_create_why = "ipi_signo: sigaction() refused it";
+	if (error == 0) {
+		error = sc__ipi_init(m);
+		if (error == EBUSY)
+			sc_create_why = "ipi_signo has a handler that is not "
+			    "stackcap's";
+		else if (error == EINVAL)
+			sc_create_why = "ipi_signo: sigaction() refused it";
+	}
 	if (error == 0)
 		error = sc__ds_init(m);
 	if (error != 0) {
