@@ -292,9 +292,10 @@ sc__proc_kstack_until(struct sc_proc *p, struct sc_kstack *out,
 	return (0);
 }
 
-/* The bound of a whole listing call (sc__ds_clock(); UINT64_MAX: none). */
+/* capture_timeout_ns from now, the bound of a whole capture or listing
+ * call (sc__ds_clock(); UINT64_MAX: none). */
 uint64_t
-sc__list_deadline(const struct sc_machine *m)
+sc__capture_deadline(const struct sc_machine *m)
 {
 	return (m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
 	    sc__ds_clock() + (uint64_t)m->m_cfg.capture_timeout_ns);
@@ -315,5 +316,5 @@ sc_proc_kstack_sz(struct sc_proc *p, struct sc_kstack *out, size_t elsize,
 	    p->p_pid);
 	sc__ds_enter(p->p_machine);
 	return (sc__proc_kstack_until(p, out, elsize, max, n,
-	    sc__list_deadline(p->p_machine)));
+	    sc__capture_deadline(p->p_machine)));
 }

@@ -620,7 +620,7 @@ struct sc_thread *sc__proc_tdfind(struct sc_proc *p, int tid);
 /* kern_proc.c: the listing calls' bound (sc__ds_clock(); UINT64_MAX:
  * none), the proc lock within it (0 or ETIMEDOUT), and
  * sc_proc_kstack_sz() within it. */
-uint64_t sc__list_deadline(const struct sc_machine *m);
+uint64_t sc__capture_deadline(const struct sc_machine *m);
 int	sc__proc_lock_until(struct sc_proc *p, uint64_t deadline);
 int	sc__proc_kstack_until(struct sc_proc *p, struct sc_kstack *out,
 	    size_t elsize, size_t max, size_t *n, uint64_t deadline);

@@ -268,17 +268,13 @@ sc_stack_save_relock(struct sc_machine *m, struct sc_thread *td, int tid,
 static bool
 sc_stack_save_in_time(const struct sc_machine *m, uint64_t *deadline)
 {
-	uint64_t now;
-
 	if (*deadline == UINT64_MAX)
 		return (true);
-	now = sc__ds_clock();
 	if (*deadline == 0) {
-		*deadline = m->m_cfg.capture_timeout_ns == 0 ? UINT64_MAX :
-		    now + (uint64_t)m->m_cfg.capture_timeout_ns;
+		*deadline = sc__capture_deadline(m);
 		return (true);
 	}
-	return (now < *deadline);
+	return (sc__ds_clock() < *deadline);
 }
 
 /*

@@ -100,8 +100,7 @@ sc_stack_save_td_running(struct sc_stack *st, struct sc_thread *td,
 	/* The library's clock: virtual time in deterministic mode, so that
 	 * the bound expires at the same step in every run of a seed. */
 	if (deadline == 0)
-		deadline = sc__ds_clock() +
-		    (uint64_t)m->m_cfg.capture_timeout_ns;
+		deadline = sc__capture_deadline(m);
 	/* Another requester holds nmi_lock at most until its own bound. */
 	if (sc__spin_lock_until(m, &sn->sn_lock, deadline) != 0)
 		return (ETIMEDOUT);

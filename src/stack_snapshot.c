@@ -449,7 +449,7 @@ sc_machine_snapshot_sz(struct sc_machine *m, struct sc_kstack *out,
 	    "pid %d: a machine does not survive fork()", (int)m->m_pid,
 	    (int)getpid());
 	sc__ds_enter(m);
-	deadline = sc__list_deadline(m);
+	deadline = sc__capture_deadline(m);
 	/* The text ranges, computed here on first use: a handler must find
 	 * them ready, it never allocates (as in sc_stack_save_td()). */
 	sc_text_ranges(&text, &ntext);
