@@ -131,6 +131,16 @@ run_doc examples/consumer/Makefile "$tmp/consumer" \
     "$(header_cmds examples/consumer/Makefile)"
 loads_prefix_lib "$tmp/consumer/stackcap-consumer"
 
+# A CFLAGS on make's command line replaces the Makefile's own; stackcap's
+# flags (the include path, the frame pointers) must survive it.
+rm -f "$tmp/consumer/stackcap-consumer"
+make -C "$tmp/consumer" CFLAGS=-O0 PKG_CONFIG_PATH="$libdir/pkgconfig" \
+	>"$tmp/make-cflags.log" 2>&1 ||
+	{ cat "$tmp/make-cflags.log"; fail "make CFLAGS=-O0 (examples/consumer)"; }
+grep -q -- -fno-omit-frame-pointer "$tmp/make-cflags.log" ||
+	fail "make CFLAGS=-O0 dropped stackcap's flags"
+loads_prefix_lib "$tmp/consumer/stackcap-consumer"
+
 echo "=== examples/consumer with CMake, static (stackcap::stackcap_static)"
 cmake -S examples/consumer -B "$tmp/static" -DCMAKE_PREFIX_PATH="$prefix" \
 	-DSTACKCAP_CONSUMER_STATIC=ON >"$tmp/static.log" 2>&1 &&
