@@ -380,8 +380,9 @@ struct sc_counters {
 	uint64_t	ipi_handler_lost; /* ... ETIMEDOUT: the IPI signal's
 					   handler was replaced */
 	/* --- stackcap 0.3 --- */
-	uint64_t	steals;		/* ULE: threads an idle CPU took from
-					   a busy one's run queue */
+	uint64_t	steals;		/* ULE: threads an idle CPU, or one
+					   about to idle (tdq_trysteal()),
+					   took from a busy one's run queue */
 	uint64_t	nmis_sent;	/* SC_PROTO_NMI: NMIs sent */
 	uint64_t	nmis_answered;	/* ... handlers that answered */
 	uint64_t	nmi_eagain;	/* ... EAGAIN: depth 0 (user mode,
