@@ -2,7 +2,8 @@
  * Priorities and the run queues by priority: the order in which queued
  * threads run, sc_thread_set_priority() (sched_prio()) and
  * sc_thread_priority(), 4BSD's choice between its per-CPU and its global
- * queue, ULE's stealing at a switch (tdq_trysteal()).
+ * queue, ULE's stealing at a switch (tdq_trysteal()) and when idle
+ * (tdq_idled()).
  *
  * Kernel counterparts: sys/kern/kern_switch.c (runq_add(), runq_choose(),
  * runq_remove()), sys/kern/sched_4bsd.c (sched_priority(),
@@ -409,6 +410,87 @@ test_ule_trysteal(void **state)
 	assert_int_equal(sc_thread_join(hog), 0);
 }
 
+/* ------------------------------------------------------------------------
+ * ULE's tdq_idled(): an idle CPU takes an unbound thread from a busy one
+ * ------------------------------------------------------------------------ */
+
+struct idlesteal {
+	_Atomic int	yield;		/* X may yield */
+	_Atomic int	stop;		/* Y may return */
+	_Atomic int	x_on;		/* X runs */
+	_Atomic int	y_bound;	/* Y is bound to CPU 0 */
+	_Atomic int	y_cpu;		/* Y's CPU once it runs, plus one */
+	_Atomic int	x_before, x_after; /* X's CPU, plus one */
+};
+
+static void
+is_x(void *arg)
+{
+	struct idlesteal *is = arg;
+
+	atomic_store(&is->x_before, sc_curcpu() + 1);
+	atomic_store(&is->x_on, 1);
+	while (!atomic_load(&is->yield))
+		;
+	sc_yield();
+	atomic_store(&is->x_after, sc_curcpu() + 1);
+}
+
+static void
+is_y(void *arg)
+{
+	struct idlesteal *is = arg;
+
+	atomic_store(&is->y_bound, 1);
+	(void)sc_sched_bind(0);
+	atomic_store(&is->y_cpu, sc_curcpu() + 1);
+	while (!atomic_load(&is->stop))
+		;
+}
+
+/*
+ * X runs on CPU 0; Y binds itself to CPU 0 and waits on its queue; CPU 1
+ * idles (it finds nothing it may take: Y is bound).  X yields: it goes on
+ * CPU 0's queue behind Y, CPU 0 runs Y, and under ULE the idle CPU 1,
+ * woken by the add, steals X (tdq_idled(), tdq_move() of the best
+ * unbound thread): X resumes on CPU 1.  Under 4BSD, X goes on the global
+ * queue and Y on CPU 0's own, equal in priority: sched_choose() gives
+ * CPU 0 back to X, the global queue's thread, within the same switch.
+ */
+static void
+test_ule_idle_steals(void **state)
+{
+	struct sc_machine_config cfg;
+	struct idlesteal is = { 0 };
+	struct sc_thread *x, *y;
+	uint64_t steals0;
+
+	sc_machine_config_init(&cfg);
+	x = sc_test_spawn("x", is_x, &is);
+	SC_WAIT_FOR(atomic_load(&is.x_on));
+	assert_int_equal(atomic_load(&is.x_before), 0 + 1);
+	y = sc_test_spawn("y", is_y, &is);
+	SC_WAIT_FOR(atomic_load(&is.y_bound) &&
+	    sc_thread_state(y) == SC_TDS_RUNQ);
+	SC_WAIT_FOR(sc_thread_state(sc_machine_idlethread(tm, 1)) ==
+	    SC_TDS_RUNNING);
+	steals0 = SC_COUNTER(tm, steals);
+	atomic_store(&is.yield, 1);
+	SC_WAIT_FOR(atomic_load(&is.x_after) != 0);
+	if (cfg.sched == SC_SCHED_ULE) {
+		assert_int_equal(atomic_load(&is.x_after), 1 + 1);
+		assert_int_equal(SC_COUNTER(tm, steals) - steals0, 1);
+	} else {
+		assert_int_equal(atomic_load(&is.x_after), 0 + 1);
+		assert_int_equal(SC_COUNTER(tm, steals) - steals0, 0);
+	}
+	assert_int_equal(sc_thread_join(x), 0);
+	SC_WAIT_FOR(atomic_load(&is.y_cpu) != 0);
+	assert_int_equal(atomic_load(&is.y_cpu), 0 + 1);
+	atomic_store(&is.stop, 1);
+	assert_int_equal(sc_thread_join(y), 0);
+}
+
 int
 main(void)
 {
@@ -422,6 +504,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_4bsd_pcpu_vs_global,
 		    sc_test_setup_1cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_ule_trysteal,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_ule_idle_steals,
 		    sc_test_setup_2cpu, sc_test_teardown),
 	};
 
