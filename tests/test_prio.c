@@ -315,23 +315,11 @@ test_4bsd_pcpu_vs_global(void **state)
 struct trysteal {
 	struct sleeper	s;		/* the sleeper bound to CPU 1 */
 	_Atomic int	s_on;
-	_Atomic int	stop;		/* the hog on CPU 0 returns */
-	_Atomic int	hog_on;
+	struct hog	hog;		/* bound to CPU 0 */
 	_Atomic int	t_cpu;		/* T's CPU, plus one */
 	_Atomic int	armed;		/* record CPU 1's next incoming */
 	_Atomic(struct sc_thread *) incoming;
 };
-
-static void
-ts_hog(void *arg)
-{
-	struct trysteal *ts = arg;
-
-	(void)sc_sched_bind(0);
-	atomic_store(&ts->hog_on, 1);
-	while (!atomic_load(&ts->stop))
-		;		/* never yields: CPU 0 stays busy */
-}
 
 static void
 ts_sleeper(void *arg)
@@ -378,13 +366,14 @@ static void
 test_ule_trysteal(void **state)
 {
 	struct sc_machine_config cfg;
-	struct trysteal ts = { .s = { .wmesg = "trysteal" } };
+	struct trysteal ts = { .s = { .wmesg = "trysteal" },
+	    .hog = { .cpu = 0 } };
 	struct sc_thread *hog, *s, *t;
 	uint64_t steals0;
 
 	sc_machine_config_init(&cfg);
-	hog = sc_test_spawn("hog", ts_hog, &ts);
-	SC_WAIT_FOR(atomic_load(&ts.hog_on) && sc_thread_oncpu(hog) == 0);
+	hog = sc_test_spawn("hog", hog_bound, &ts.hog);
+	SC_WAIT_FOR(atomic_load(&ts.hog.on) && sc_thread_oncpu(hog) == 0);
 	s = sc_test_spawn("sleeper", ts_sleeper, &ts);
 	SC_WAIT_FOR(atomic_load(&ts.s_on) && sc_thread_oncpu(s) == 1);
 	t = sc_test_spawn("stolen", ts_stolen, &ts);
@@ -403,7 +392,7 @@ test_ule_trysteal(void **state)
 	    cfg.sched == SC_SCHED_ULE ? 1 : 0);
 
 	assert_int_equal(sc_thread_join(t), 0);
-	atomic_store(&ts.stop, 1);
+	atomic_store(&ts.hog.stop, 1);
 	atomic_store(&ts.s.go, 1);
 	sc_wakeup(&ts.s);
 	assert_int_equal(sc_thread_join(s), 0);

@@ -334,21 +334,9 @@ test_many_threads_progress(void **state)
  * ------------------------------------------------------------------------ */
 
 struct mig {
-	_Atomic int	stop;
-	_Atomic int	hog_on;		/* the hog runs, bound to CPU 0 */
+	struct hog	hog;		/* bound to CPU 0 */
 	_Atomic int	ran_on;		/* the ithread's CPU, plus one */
 };
-
-static void
-mig_hog(void *arg)
-{
-	struct mig *st = arg;
-
-	(void)sc_sched_bind(0);
-	atomic_store(&st->hog_on, 1);
-	while (!atomic_load(&st->stop))
-		;		/* never yields: CPU 0 stays busy */
-}
 
 static void
 mig_ithread(void *arg)
@@ -370,7 +358,7 @@ static void
 test_add_migrates(void **state)
 {
 	struct sc_machine_config cfg;
-	struct mig st = { 0 };
+	struct mig st = { .hog = { .cpu = 0 } };
 	struct sc_thread *hog, *it;
 	uint64_t steals0;
 
@@ -380,13 +368,13 @@ test_add_migrates(void **state)
 	if (cfg.sched == SC_SCHED_ULE)
 		assert_ptr_equal(atomic_load(&it->td_lock),
 		    &tm->m_pcpu[0].pc_tdq_lock);
-	hog = sc_test_spawn("hog", mig_hog, &st);
-	SC_WAIT_FOR(atomic_load(&st.hog_on) && sc_thread_oncpu(hog) == 0);
+	hog = sc_test_spawn("hog", hog_bound, &st.hog);
+	SC_WAIT_FOR(atomic_load(&st.hog.on) && sc_thread_oncpu(hog) == 0);
 	assert_int_equal(sc_ithread_schedule(it), 0);
 	SC_WAIT_FOR(atomic_load(&st.ran_on) != 0);
 	assert_int_equal(atomic_load(&st.ran_on), 1 + 1);
 	assert_int_equal(SC_COUNTER(tm, steals) - steals0, 0);
-	atomic_store(&st.stop, 1);
+	atomic_store(&st.hog.stop, 1);
 	assert_int_equal(sc_thread_join(it), 0);
 	assert_int_equal(sc_thread_join(hog), 0);
 }
