@@ -589,8 +589,8 @@ SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
  * priorities (RQ_PPQ): threads whose priorities differ by less than 4 are
  * served first come, first served.  At creation a thread has
  * SC_PRI_MIN_TIMESHARE (PUSER), the same for all; an interrupt thread
- * SC_PI_DULL (kern_intr.c's priority for an interrupt of no particular
- * type); an idle thread SC_PRI_MAX_IDLE.
+ * SC_PI_DULL (the priority kern_intr.c gives an INTR_TYPE_MISC
+ * interrupt); an idle thread SC_PRI_MAX_IDLE.
  */
 #define SC_PRI_MIN		0
 #define SC_PRI_MAX		255

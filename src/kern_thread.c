@@ -331,7 +331,7 @@ sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
 		held = atomic_load(&td->td_lock);
 		if (iwait) {
 			/* ithread_create()'s thread, at the priority that
-			 * kern_intr.c gives an interrupt of no type. */
+			 * kern_intr.c gives an INTR_TYPE_MISC interrupt. */
 			atomic_store(&td->td_priority, SC_PI_DULL);
 			atomic_store(&td->td_inhibitors, SC_TDI_IWAIT);
 			sc__td_set_state(td, SC_TDS_INHIBITED);

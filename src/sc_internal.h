@@ -182,8 +182,9 @@ struct sc_thread {
 					   td in; a hint for sched_pickcpu */
 	int		td_bound;	/* (t) sched_bind() CPU, or NOCPU */
 	_Atomic int	td_priority;	/* (t/a) SC_PRI_MIN..SC_PRI_MAX, 0 the
-					   best; set before td is visible,
-					   then only by sched_prio() */
+					   best; set at allocation before
+					   td is visible, then under (t):
+					   an ithread's, sched_prio() */
 	int		td_rqindex;	/* (s) its run queue's index while on
 					   one: td_priority / SC_RQ_PPQ when
 					   queued */
