@@ -417,6 +417,9 @@ is_x(void *arg)
 {
 	struct idlesteal *is = arg;
 
+	/* On CPU 0, unbound: whichever idle CPU 4BSD woke for it first. */
+	(void)sc_sched_bind(0);
+	(void)sc_sched_bind(SC_NOCPU);
 	atomic_store(&is->x_before, sc_curcpu() + 1);
 	atomic_store(&is->x_on, 1);
 	while (!atomic_load(&is->yield))
