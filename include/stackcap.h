@@ -380,8 +380,9 @@ struct sc_counters {
 	uint64_t	ipi_handler_lost; /* ... ETIMEDOUT: the IPI signal's
 					   handler was replaced */
 	/* --- stackcap 0.3 --- */
-	uint64_t	steals;		/* ULE: threads an idle CPU took from
-					   a busy one's run queue */
+	uint64_t	steals;		/* ULE: threads an idle CPU, or one
+					   about to idle (tdq_trysteal()),
+					   took from a busy one's run queue */
 	uint64_t	nmis_sent;	/* SC_PROTO_NMI: NMIs sent */
 	uint64_t	nmis_answered;	/* ... handlers that answered */
 	uint64_t	nmi_eagain;	/* ... EAGAIN: depth 0 (user mode,
@@ -581,6 +582,42 @@ SC_EXTERN unsigned int sc_thread_gen(const struct sc_thread *td);
 /* The idle thread of a CPU.  Context: any. */
 SC_EXTERN struct sc_thread *sc_machine_idlethread(struct sc_machine *m,
 		    int cpu);
+
+/*
+ * Priorities (td_priority): 0 is the best, 255 the worst, in FreeBSD's
+ * ranges and with its values (sys/sys/priority.h).  A run queue holds 4
+ * priorities (RQ_PPQ): threads whose priorities differ by less than 4 are
+ * served first come, first served.  At creation a thread has
+ * SC_PRI_MIN_TIMESHARE (PUSER), the same for all; an interrupt thread
+ * SC_PI_DULL (the priority kern_intr.c gives an INTR_TYPE_MISC
+ * interrupt); an idle thread SC_PRI_MAX_IDLE.
+ */
+#define SC_PRI_MIN		0
+#define SC_PRI_MAX		255
+#define SC_PRI_MIN_ITHD		0	/* interrupt threads */
+#define SC_PRI_MAX_ITHD		63
+#define SC_PI_DULL		(SC_PRI_MIN_ITHD + 32)
+#define SC_PRI_MIN_KERN		64	/* top-half kernel threads */
+#define SC_PRI_MAX_KERN		127
+#define SC_PRI_MIN_REALTIME	128
+#define SC_PRI_MAX_REALTIME	159
+#define SC_PRI_MIN_TIMESHARE	160
+#define SC_PRI_MAX_TIMESHARE	223
+#define SC_PRI_MIN_IDLE		224
+#define SC_PRI_MAX_IDLE		255
+
+/*
+ * Set td's priority (sched_prio()): a queued td moves to the tail of its
+ * new priority's queue; a running td keeps its CPU until its next switch,
+ * even when a queued thread is now better (no preemption).  Returns 0;
+ * EINVAL if pri is outside SC_PRI_MIN..SC_PRI_MAX or td is an idle
+ * thread.  Takes td's thread lock.  KASSERT (EINVAL): td NULL, or its
+ * thread lock held by the caller.  Context: any thread, td itself too.
+ */
+SC_EXTERN int	sc_thread_set_priority(struct sc_thread *td, int pri);
+/* td's priority: a snapshot, unless the thread lock is held.  KASSERT
+ * (-1): td NULL.  Context: any. */
+SC_EXTERN int	sc_thread_priority(struct sc_thread *td);
 
 /* Wait until td has exited.  Returns 0; EDEADLK if td is the caller, or
  * if the caller holds td's proc lock (td's exit takes it, so the wait

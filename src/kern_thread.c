@@ -264,6 +264,11 @@ sc__thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
 	td->td_arg = arg;
 	td->td_idle = idle;
 	td->td_bound = SC_NOCPU;
+	/* One timesharing priority for every thread, so that threads run
+	 * in the order they became runnable; idle threads the worst, as
+	 * kern_idle.c's idle_setup() gives them. */
+	atomic_store(&td->td_priority, idle ? SC_PRI_MAX_IDLE :
+	    SC_PRI_MIN_TIMESHARE);
 	td->td_runq_bound = false;
 	td->td_wchan = NULL;
 	atomic_store(&td->td_wmesg, NULL);
@@ -325,6 +330,9 @@ sc_thread_create1(struct sc_proc *p, const char *name, void (*fn)(void *),
 		sc_thread_lock(td);
 		held = atomic_load(&td->td_lock);
 		if (iwait) {
+			/* ithread_create()'s thread, at the priority that
+			 * kern_intr.c gives an INTR_TYPE_MISC interrupt. */
+			atomic_store(&td->td_priority, SC_PI_DULL);
 			atomic_store(&td->td_inhibitors, SC_TDI_IWAIT);
 			sc__td_set_state(td, SC_TDS_INHIBITED);
 		} else

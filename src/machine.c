@@ -399,7 +399,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	m->m_sched = sc__sched_select(cfg->sched);
 	sc__spin_init(&m->m_sched_lock, "sched lock");
 	sc__spin_init(&m->m_nmi.sn_lock, "nmi lock");
-	TAILQ_INIT(&m->m_runq);
+	sc__runq_init(&m->m_runq);
 	TAILQ_INIT(&m->m_thread_free);
 	(void)pthread_mutex_init(&m->m_list_mtx, NULL); /* default: no fail */
 	m->m_procs_tail = &m->m_procs;
@@ -424,7 +424,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		pc = &m->m_pcpu[i];
 		pc->pc_machine = m;
 		pc->pc_cpuid = i;
-		TAILQ_INIT(&pc->pc_runq);
+		sc__runq_init(&pc->pc_runq);
 		sc__spin_init(&pc->pc_tdq_lock, "tdq lock");
 		sc__mtx_init(&pc->pc_intr.si_mtx, "capture slot", NULL);
 		snprintf(name, sizeof(name), "idle: cpu%d", i);

@@ -181,6 +181,13 @@ struct sc_thread {
 	_Atomic int	td_lastcpu;	/* (n) set by the CPU that switches
 					   td in; a hint for sched_pickcpu */
 	int		td_bound;	/* (t) sched_bind() CPU, or NOCPU */
+	_Atomic int	td_priority;	/* (t/a) SC_PRI_MIN..SC_PRI_MAX, 0 the
+					   best; set at allocation before
+					   td is visible, then under (t):
+					   an ithread's, sched_prio() */
+	int		td_rqindex;	/* (s) its run queue's index while on
+					   one: td_priority / SC_RQ_PPQ when
+					   queued */
 	bool		td_idle;	/* (z) a CPU's idle thread */
 	bool		td_runq_bound;	/* (s) on a per-CPU run queue */
 	const void	*td_wchan;	/* (q) */
@@ -209,6 +216,20 @@ struct sc_thread {
 	((atomic_load(&(td)->td_inhibitors) & SC_TDI_SWAPPED) != 0)
 
 TAILQ_HEAD(sc_threadq, sc_thread);
+
+/*
+ * A run queue (sys/sys/runq.h's struct runq): 64 queues of 4 priorities
+ * each, and a status word with a bit set for each queue that is not
+ * empty, so that the best thread is the head of the queue of the lowest
+ * set bit.  Its lock is the (s) lock of the queue's owner.
+ */
+#define SC_RQ_PPQ	4			/* priorities per queue */
+#define SC_RQ_NQS	((SC_PRI_MAX + 1) / SC_RQ_PPQ)	/* 64 queues */
+_Static_assert(SC_RQ_NQS == 64, "one status word covers every queue");
+struct sc_runq {
+	uint64_t	rq_status;	/* (s) bit i: rq_queues[i] not empty */
+	struct sc_threadq rq_queues[SC_RQ_NQS]; /* (s) FIFO each */
+};
 
 /* A sleep-queue chain (subr_sleepqueue.c); (q) is its lock. */
 struct sc_sleepq_chain {
@@ -269,7 +290,7 @@ struct sc_pcpu {
 	_Atomic uint64_t pc_ipi_id;	/* (a) id of the last IPI sent here */
 	_Atomic uint32_t pc_idle_futex;	/* (a) bumped to wake the idle loop */
 	_Atomic int	pc_idling;	/* (a) the idle thread may sleep */
-	struct sc_threadq pc_runq;	/* (s) 4BSD: threads bound to this
+	struct sc_runq	pc_runq;	/* (s) 4BSD: threads bound to this
 					   CPU; ULE: this CPU's run queue */
 	_Atomic int	pc_runq_len;	/* (s/a) */
 	struct sc_spin	pc_tdq_lock;	/* ULE's tdq lock, the (s) lock of
@@ -321,7 +342,7 @@ struct sc_machine {
 	struct sc_pcpu	*m_pcpu;	/* (c) [m_ncpu] */
 	const struct sc_sched *m_sched;	/* (c) the scheduler */
 	struct sc_spin	m_sched_lock;	/* the (s) lock, 4BSD's sched_lock */
-	struct sc_threadq m_runq;	/* (s) 4BSD: threads not bound */
+	struct sc_runq	m_runq;		/* (s) 4BSD: threads not bound */
 	_Atomic int	m_runq_len;	/* (s/a) */
 	pthread_mutex_t	m_list_mtx;	/* the (l) lock */
 	struct sc_proc	*m_procs;	/* (l) */
@@ -500,11 +521,12 @@ extern const struct sc_sched sc__sched_4bsd;
 extern const struct sc_sched sc__sched_ule;
 
 /* sched_sim.c: the run queue (its lock held), state, bind, the choice. */
-void	sc__runq_add(struct sc_threadq *q, _Atomic int *lenp,
+void	sc__runq_init(struct sc_runq *rq);
+void	sc__runq_add(struct sc_runq *rq, _Atomic int *lenp,
 	    const struct sc_spin *lock, struct sc_thread *td);
-void	sc__runq_remove(struct sc_threadq *q, _Atomic int *lenp,
+void	sc__runq_remove(struct sc_runq *rq, _Atomic int *lenp,
 	    const struct sc_spin *lock, struct sc_thread *td);
-struct sc_thread *sc__runq_choose(struct sc_threadq *q, _Atomic int *lenp,
+struct sc_thread *sc__runq_choose(struct sc_runq *rq,
 	    const struct sc_spin *lock);
 void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 void	sc__sched_bind(struct sc_thread *td, int cpu);

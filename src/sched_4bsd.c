@@ -7,7 +7,9 @@
  * sched_choose, sched_switch, sched_throw, sched_fork_exit).  It is one
  * implementation of struct sc_sched (sc_internal.h); the rest of the
  * machine calls it through m->m_sched.  The run queue itself and
- * sched_bind() are sched_sim.c's, shared with ULE.
+ * sched_bind() are sched_sim.c's, shared with ULE.  Priorities order
+ * both queues; a priority is what sched_prio() set (4BSD's estcpu and
+ * its decay are left out).
  */
 #include "sc_internal.h"
 #include "sc_switch.h"
@@ -48,17 +50,28 @@ sc_runq_remove(struct sc_machine *m, struct sc_thread *td)
 
 /*
  * sched_choose(), the sched_lock held: the next thread for pc, removed
- * from its queue; the threads bound to pc first.
+ * from its queue.  As sys/kern/sched_4bsd.c's: the best thread of pc's
+ * own queue (threads bound to pc) runs only when its priority is
+ * strictly better than the global queue's best; at equal priorities the
+ * global queue's goes first.
  */
 static struct sc_thread *
 sc_choose(struct sc_machine *m, struct sc_pcpu *pc)
 {
-	struct sc_thread *td;
+	struct sc_thread *td, *tdcpu;
 
-	td = sc__runq_choose(&pc->pc_runq, &pc->pc_runq_len, &m->m_sched_lock);
-	if (td == NULL)
-		td = sc__runq_choose(&m->m_runq, &m->m_runq_len,
-		    &m->m_sched_lock);
+	td = sc__runq_choose(&m->m_runq, &m->m_sched_lock);
+	tdcpu = sc__runq_choose(&pc->pc_runq, &m->m_sched_lock);
+	if (td == NULL || (tdcpu != NULL &&
+	    atomic_load_explicit(&tdcpu->td_priority, memory_order_relaxed) <
+	    atomic_load_explicit(&td->td_priority, memory_order_relaxed))) {
+		td = tdcpu;
+		if (td != NULL)
+			sc__runq_remove(&pc->pc_runq, &pc->pc_runq_len,
+			    &m->m_sched_lock, td);
+	} else
+		sc__runq_remove(&m->m_runq, &m->m_runq_len, &m->m_sched_lock,
+		    td);
 	if (td == NULL)
 		td = pc->pc_idlethread;
 	sc__td_set_state(td, SC_TDS_RUNNING);

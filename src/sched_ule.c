@@ -15,13 +15,13 @@
  *   its lock is free.  Whoever locks it meanwhile sees exactly that.
  *
  * Kernel counterpart: sys/kern/sched_ule.c (tdq_lock, sched_add,
- * sched_setcpu, sched_rem, sched_switch, sched_switch_migrate,
- * sched_fork_exit, sched_throw, tdq_idled / tdq_move for the idle
- * stealing, tdq_lock_pair); the run queue itself and sched_bind() are
- * sched_sim.c's, shared with 4BSD.  Priorities, slices, interactivity
- * scoring and the periodic balancer are left out: every thread has one
- * priority and a queue is FIFO, which is all the capture protocol can
- * observe.
+ * sched_pickcpu, sched_setcpu, tdq_add, sched_rem, sched_switch,
+ * sched_switch_migrate, sched_fork_exit, sched_throw, tdq_idled,
+ * tdq_trysteal and tdq_move for the stealing, tdq_lock_pair); the run
+ * queue by priority and sched_bind() are sched_sim.c's, shared with 4BSD.
+ * A CPU has one run queue (the kernel's three, realtime, timeshare and
+ * idle, are one queue by priority here); slices, interactivity scoring,
+ * the rotating timeshare queue and the periodic balancer are left out.
  */
 #include "sc_internal.h"
 #include "sc_switch.h"
@@ -103,39 +103,55 @@ sc_tdq_rem(struct sc_pcpu *pc, struct sc_thread *td)
 
 /*
  * sched_add(): td's lock held, no inhibitors.  The caller keeps the lock
- * it holds (FreeBSD's SRQ_HOLD) and releases it, not td's new one.
- * - If td's lock is already a run-queue lock (a new thread, an interrupt
- *   thread, a thread swapped back in), td goes on that queue.  Taking a
- *   second queue's lock while holding one could deadlock against a CPU
- *   that does the reverse; sched_setcpu() avoids that by dropping the
- *   first lock, which our caller still holds.  Idle stealing moves td
- *   later if that CPU is busy.
- * - Otherwise td's lock is a sleep-queue chain lock, which comes before
- *   every run-queue lock in the lock order: lock the chosen CPU's queue
- *   and make it td's lock (thread_lock_set()).
+ * it holds (FreeBSD's SRQ_HOLD) and releases it, not td's new one.  td
+ * goes on the queue of the CPU that sched_pickcpu() chooses:
+ * - If td's lock is that queue's already, td goes on it.
+ * - If td's lock is a sleep-queue chain lock, which comes before every
+ *   run-queue lock in the lock order: lock the chosen queue and make it
+ *   td's lock (thread_lock_set()).
+ * - If td's lock is another CPU's queue (a new thread, an interrupt
+ *   thread, a thread swapped back in or given a new priority), td
+ *   migrates as sched_setcpu() moves it: td_lock becomes blocked_lock
+ *   (thread_lock_block()), the old queue's lock is dropped before the
+ *   new one is taken, so that two queue locks are never held at once
+ *   out of tdq_lock_pair()'s order, and td_lock becomes the new queue's
+ *   (thread_lock_unblock()).  Whoever locks td meanwhile waits on
+ *   blocked_lock.  Then the old queue's lock is taken again, for the
+ *   caller; the spinlock section keeps interrupts disabled in between,
+ *   when no lock does.
  */
 static void
 sc_ule_add(struct sc_thread *td)
 {
 	struct sc_machine *m = td->td_machine;
 	struct sc_spin *held = atomic_load(&td->td_lock);
-	struct sc_pcpu *pc;
+	struct sc_pcpu *pc, *src;
 
 	SC_KASSERT(sc__spin_owned(held), , "sched_add: thread %d not locked",
 	    td->td_tid);
-	if ((pc = sc_tdq_of(m, held)) != NULL) {
-		SC_KASSERT(td->td_bound == SC_NOCPU ||
-		    td->td_bound == pc->pc_cpuid, , "sched_add: thread %d "
-		    "bound to cpu%d is locked by cpu%d's run queue",
-		    td->td_tid, td->td_bound, pc->pc_cpuid);
+	pc = sc_ule_pickcpu(m, td);
+	src = sc_tdq_of(m, held);
+	if (src == pc) {
 		sc_tdq_add(pc, td);
 		return;
 	}
-	pc = sc_ule_pickcpu(m, td);
+	if (src == NULL) {
+		sc__spin_lock(m, sc_tdq_lockptr(pc));
+		atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
+		sc_tdq_add(pc, td);
+		sc__spin_unlock(sc_tdq_lockptr(pc));
+		return;
+	}
+	sc_spinlock_enter();
+	atomic_store(&td->td_lock, &sc__blocked_lock);
+	sc__spin_unlock(held);
 	sc__spin_lock(m, sc_tdq_lockptr(pc));
-	atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
+	atomic_store_explicit(&td->td_lock, sc_tdq_lockptr(pc),
+	    memory_order_release);
 	sc_tdq_add(pc, td);
 	sc__spin_unlock(sc_tdq_lockptr(pc));
+	sc__spin_lock(m, held);
+	sc_spinlock_exit();
 }
 
 /* sched_rem(): td on a run queue, that queue's lock (td's) held. */
@@ -175,65 +191,141 @@ sc_tdq_lock_pair(struct sc_pcpu *a, struct sc_pcpu *b)
 }
 
 /*
- * tdq_idled(): pc's idle thread, no lock held.  Steal the first unbound
- * thread queued on another CPU (tdq_move()); with both queue locks held,
- * the thread's lock moves from its old queue's to pc's.
+ * sched_highest(), reduced to one level of CPUs: the most loaded CPU
+ * other than pc (and those skip marks) with a thread to give: one
+ * queued while it runs another (an idle CPU takes its queue itself); the
+ * first in CPU order after pc among equals.  A hint, read unlocked:
+ * the caller checks again under the queue locks.
+ */
+static struct sc_pcpu *
+sc_tdq_highest(struct sc_pcpu *pc, const bool *skip)
+{
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_pcpu *c, *best = NULL;
+	int i;
+
+	for (i = 1; i < m->m_ncpu; i++) {
+		c = &m->m_pcpu[(pc->pc_cpuid + i) % m->m_ncpu];
+		if ((skip != NULL && skip[c->pc_cpuid]) ||
+		    atomic_load_explicit(&c->pc_runq_len,
+		    memory_order_relaxed) == 0 ||
+		    atomic_load_explicit(&c->pc_curthread,
+		    memory_order_relaxed) == c->pc_idlethread)
+			continue;
+		if (best == NULL || sc_tdq_load(c) > sc_tdq_load(best))
+			best = c;
+	}
+	return (best);
+}
+
+/*
+ * tdq_move(): both queue locks held.  The best thread of from's queue
+ * that may migrate (not bound) moves to to's queue, and its lock from
+ * from's queue lock to to's; returns it, or NULL.  (The kernel's
+ * runq_steal_from() leaves the first timeshare thread to its CPU when
+ * it can; with one queue by priority, the best unbound thread goes.)
+ */
+static struct sc_thread *
+sc_tdq_move(struct sc_pcpu *from, struct sc_pcpu *to)
+{
+	struct sc_thread *td = NULL;
+	uint64_t bits;
+	int idx;
+
+	SC_SPIN_ASSERT_OWNED(sc_tdq_lockptr(from), NULL);
+	SC_SPIN_ASSERT_OWNED(sc_tdq_lockptr(to), NULL);
+	for (bits = from->pc_runq.rq_status; bits != 0 && td == NULL;
+	    bits &= bits - 1) {
+		idx = __builtin_ctzll(bits);
+		TAILQ_FOREACH(td, &from->pc_runq.rq_queues[idx], td_runq)
+			if (td->td_bound == SC_NOCPU)
+				break;
+	}
+	if (td == NULL)
+		return (NULL);
+	/*
+	 * thread_lock_block_wait(): a thread that just yielded is queued
+	 * before its context is saved, its lock blocked_lock; its CPU
+	 * stores the queue's lock when the save is done, which would
+	 * overwrite ours.  That CPU needs neither queue lock for it.
+	 */
+	while (atomic_load_explicit(&td->td_lock, memory_order_acquire) ==
+	    &sc__blocked_lock)
+		sc__cpu_spinwait();
+	sc_tdq_rem(from, td);
+	atomic_store(&td->td_lock, sc_tdq_lockptr(to));
+	sc__runq_add(&to->pc_runq, &to->pc_runq_len, sc_tdq_lockptr(to), td);
+	SC_CNT_INC(to->pc_machine, steals);
+	return (td);
+}
+
+/*
+ * tdq_idled(): pc's idle thread, no lock held.  Steal a thread from the
+ * most loaded CPU (tdq_move()), under both queue locks (tdq_lock_pair());
+ * a CPU that had nothing to give is not tried again.  True if pc now has
+ * work (stolen, or added meanwhile).
  */
 static bool
 sc_ule_idled(struct sc_pcpu *pc)
 {
-	struct sc_machine *m = pc->pc_machine;
+	bool skip[SC_MAXCPU] = { false };
 	struct sc_pcpu *victim;
-	struct sc_thread *td;
-	int i;
+	struct sc_thread *td = NULL;
 
-	for (i = 1; i < m->m_ncpu; i++) {
-		victim = &m->m_pcpu[(pc->pc_cpuid + i) % m->m_ncpu];
-		/* tdq_transferable: queued while the victim runs a thread
-		 * (an idle victim takes its queue itself). */
-		if (atomic_load_explicit(&victim->pc_runq_len,
-		    memory_order_relaxed) == 0 ||
-		    atomic_load_explicit(&victim->pc_curthread,
-		    memory_order_relaxed) == victim->pc_idlethread)
-			continue;
+	while (td == NULL && (victim = sc_tdq_highest(pc, skip)) != NULL) {
 		sc_tdq_lock_pair(pc, victim);
-		TAILQ_FOREACH(td, &victim->pc_runq, td_runq)
-			if (td->td_bound == SC_NOCPU)
-				break;
-		if (td != NULL) {
-			/*
-			 * thread_lock_block_wait(): a thread that just
-			 * yielded is queued before its context is saved,
-			 * its lock blocked_lock; its CPU stores the queue's
-			 * lock when the save is done, which would overwrite
-			 * ours.  That CPU needs neither queue lock for it.
-			 */
-			while (atomic_load_explicit(&td->td_lock,
-			    memory_order_acquire) == &sc__blocked_lock)
-				sc__cpu_spinwait();
-			sc_tdq_rem(victim, td);
-			atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
-			sc__runq_add(&pc->pc_runq, &pc->pc_runq_len,
-			    sc_tdq_lockptr(pc), td);
-			SC_CNT_INC(m, steals);
-		}
+		/* A thread was added for us while we looked: run it. */
+		if (pc->pc_runq.rq_status == 0)
+			td = sc_tdq_move(victim, pc);
+		skip[victim->pc_cpuid] = true;
 		sc__spin_unlock(sc_tdq_lockptr(victim));
 		sc__spin_unlock(sc_tdq_lockptr(pc));
-		if (td != NULL)
+		if (atomic_load_explicit(&pc->pc_runq_len,
+		    memory_order_relaxed) > 0)
 			return (true);
 	}
-	return (false);
+	return (td != NULL);
 }
 
-/* tdq_choose() and choosethread(): pc's queue lock held. */
+/*
+ * tdq_trysteal(): sched_switch() of a thread that leaves pc's run queue
+ * empty (it sleeps or exits), pc's queue lock held, interrupts disabled
+ * (a spinlock section).  One try at the most loaded CPU before pc
+ * chooses its idle thread: drop our lock, take both in address order,
+ * move one thread.  Returns with pc's lock held again.  The idle thread
+ * makes the more complete search (tdq_idled()).
+ */
+static void
+sc_tdq_trysteal(struct sc_pcpu *pc)
+{
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_pcpu *victim;
+
+	SC_SPIN_ASSERT_OWNED(sc_tdq_lockptr(pc), );
+	sc__spin_unlock(sc_tdq_lockptr(pc));
+	victim = sc_tdq_highest(pc, NULL);
+	if (victim == NULL) {
+		sc__spin_lock(m, sc_tdq_lockptr(pc));
+		return;
+	}
+	sc_tdq_lock_pair(pc, victim);
+	/* A thread added to our queue meanwhile runs instead. */
+	if (pc->pc_runq.rq_status == 0)
+		(void)sc_tdq_move(victim, pc);
+	sc__spin_unlock(sc_tdq_lockptr(victim));
+}
+
+/* tdq_choose() and choosethread(): pc's queue lock held; the best
+ * thread of pc's queue, or pc's idle thread. */
 static struct sc_thread *
 sc_ule_choose(struct sc_pcpu *pc)
 {
 	struct sc_thread *td;
 
-	td = sc__runq_choose(&pc->pc_runq, &pc->pc_runq_len,
-	    sc_tdq_lockptr(pc));
-	if (td == NULL)
+	td = sc__runq_choose(&pc->pc_runq, sc_tdq_lockptr(pc));
+	if (td != NULL)
+		sc_tdq_rem(pc, td);
+	else
 		td = pc->pc_idlethread;
 	sc__td_set_state(td, SC_TDS_RUNNING);
 	return (td);
@@ -298,10 +390,14 @@ sc_ule_switch(struct sc_thread *td, struct sc_pcpu *pc)
 			sc_tdq_add(pc, td);
 		else
 			mtx = sc_ule_switch_migrate(pc, dst, td);
-	} else if (mtx != tdq) {
+	} else {
 		/* Going to sleep: its lock is a chain lock; swap for ours. */
-		sc__spin_unlock(mtx);
-		sc__spin_lock(m, tdq);
+		if (mtx != tdq) {
+			sc__spin_unlock(mtx);
+			sc__spin_lock(m, tdq);
+		}
+		if (pc->pc_runq.rq_status == 0)
+			sc_tdq_trysteal(pc);
 	}
 	newtd = sc_ule_choose(pc);
 	sc__spin_unlock(tdq);

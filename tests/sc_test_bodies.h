@@ -1,6 +1,7 @@
 /*
  * Thread bodies shared by the scheduler, thread, swap and lock tests
- * (test_sched.c, test_thread.c, test_swap.c, test_locks.c).  Simulated
+ * (test_sched.c, test_prio.c, test_thread.c, test_swap.c,
+ * test_locks.c).  Simulated
  * threads never call CMocka: they record what they see in atomics that the
  * test thread asserts.
  */
@@ -29,6 +30,27 @@ spin_polite(void *arg)
 	while (!atomic_load(&s->release))
 		sc_maybe_yield();
 	atomic_store(&s->returning, 1);
+}
+
+/*
+ * Binds itself to `cpu`, then spins there without calling the library
+ * until `stop`: that CPU stays busy and nothing else runs on it.
+ */
+struct hog {
+	int		cpu;
+	atomic_int	on;		/* it runs, bound to cpu */
+	atomic_int	stop;
+};
+
+static SC_TEST_UNUSED void
+hog_bound(void *arg)
+{
+	struct hog *h = arg;
+
+	(void)sc_sched_bind(h->cpu);
+	atomic_store(&h->on, 1);
+	while (!atomic_load(&h->stop))
+		;
 }
 
 /* Records what a thread sees of itself when it runs. */

@@ -550,31 +550,39 @@ test_lock_assertion_fires(void **state)
 static void
 test_runq_assertion_fires(void **state)
 {
-	struct sc_threadq q = TAILQ_HEAD_INITIALIZER(q);
+	struct sc_runq *rq = calloc(1, sizeof(*rq));
 	struct sc_thread *td = calloc(1, sizeof(*td));
 	struct sc_spin lock;
 	_Atomic int len = 0;
 
+	assert_non_null(rq);
 	assert_non_null(td);
+	sc__runq_init(rq);
+	atomic_store(&td->td_priority, SC_PRI_MIN_TIMESHARE);
 	sc__spin_init(&lock, "test runq");
 	sc_set_panic_handler(sc_test_panic_record);
-	sc__runq_add(&q, &len, &lock, td);
+	sc__runq_add(rq, &len, &lock, td);
 	assert_int_equal(sc_test_panic_count(), 1);
 	assert_non_null(strstr(sc_test_panic_msg(), "not owned"));
-	assert_true(TAILQ_EMPTY(&q));
+	assert_int_equal(rq->rq_status, 0);
 	assert_int_equal(len, 0);
 
-	TAILQ_INSERT_TAIL(&q, td, td_runq);
+	/* td queued by hand, as runq_add() would have queued it. */
+	td->td_rqindex = SC_PRI_MIN_TIMESHARE / SC_RQ_PPQ;
+	TAILQ_INSERT_TAIL(&rq->rq_queues[td->td_rqindex], td, td_runq);
+	rq->rq_status = (uint64_t)1 << td->td_rqindex;
 	len = 1;
-	sc__runq_remove(&q, &len, &lock, td);
+	sc__runq_remove(rq, &len, &lock, td);
 	assert_int_equal(sc_test_panic_count(), 2);
-	assert_ptr_equal(TAILQ_FIRST(&q), td);
+	assert_ptr_equal(TAILQ_FIRST(&rq->rq_queues[td->td_rqindex]), td);
+	assert_int_equal(rq->rq_status, (uint64_t)1 << td->td_rqindex);
 	assert_int_equal(len, 1);
-	assert_null(sc__runq_choose(&q, &len, &lock));
+	assert_null(sc__runq_choose(rq, &lock));
 	assert_int_equal(sc_test_panic_count(), 3);
-	assert_ptr_equal(TAILQ_FIRST(&q), td);
+	assert_ptr_equal(TAILQ_FIRST(&rq->rq_queues[td->td_rqindex]), td);
 	assert_int_equal(len, 1);
 	free(td);
+	free(rq);
 }
 
 /* ------------------------------------------------------------------------

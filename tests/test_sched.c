@@ -330,61 +330,51 @@ test_many_threads_progress(void **state)
 }
 
 /* ------------------------------------------------------------------------
- * ULE's idle stealing (sched_ule.c tdq_idled())
+ * ULE's sched_add() migration (sched_ule.c sched_setcpu())
  * ------------------------------------------------------------------------ */
 
-struct steal {
-	_Atomic int	stop;
-	_Atomic int	hog_on;		/* the hog runs, bound to CPU 0 */
+struct mig {
+	struct hog	hog;		/* bound to CPU 0 */
 	_Atomic int	ran_on;		/* the ithread's CPU, plus one */
 };
 
 static void
-steal_hog(void *arg)
+mig_ithread(void *arg)
 {
-	struct steal *st = arg;
-
-	(void)sc_sched_bind(0);
-	atomic_store(&st->hog_on, 1);
-	while (!atomic_load(&st->stop))
-		;		/* never yields: CPU 0 stays busy */
-}
-
-static void
-steal_ithread(void *arg)
-{
-	struct steal *st = arg;
+	struct mig *st = arg;
 
 	atomic_store(&st->ran_on, sc_curcpu() + 1);
 }
 
 /*
  * An interrupt thread made while both CPUs idle is locked by CPU 0's run
- * queue; scheduled while a hog that never yields holds CPU 0, it goes on
- * that queue (its lock's), and the idle CPU 1 steals it.  Under 4BSD one
- * queue serves both CPUs: CPU 1 takes it with no steal.
+ * queue (sched_pickcpu() at its creation).  Scheduled while a hog that
+ * never yields holds CPU 0, ULE's sched_add() picks the idle CPU 1 and
+ * moves the thread there through blocked_lock, as sched_setcpu() does:
+ * CPU 1 runs it, and nothing was stolen.  Under 4BSD one queue serves
+ * both CPUs: CPU 1 takes it from there.
  */
 static void
-test_idle_cpu_steals(void **state)
+test_add_migrates(void **state)
 {
 	struct sc_machine_config cfg;
-	struct steal st = { 0 };
+	struct mig st = { .hog = { .cpu = 0 } };
 	struct sc_thread *hog, *it;
 	uint64_t steals0;
 
 	sc_machine_config_init(&cfg);
 	steals0 = SC_COUNTER(tm, steals);
-	it = sc_test_spawn_ithread("stolen", steal_ithread, &st);
-	hog = sc_test_spawn("hog", steal_hog, &st);
-	SC_WAIT_FOR(atomic_load(&st.hog_on) && sc_thread_oncpu(hog) == 0);
+	it = sc_test_spawn_ithread("moved", mig_ithread, &st);
+	if (cfg.sched == SC_SCHED_ULE)
+		assert_ptr_equal(atomic_load(&it->td_lock),
+		    &tm->m_pcpu[0].pc_tdq_lock);
+	hog = sc_test_spawn("hog", hog_bound, &st.hog);
+	SC_WAIT_FOR(atomic_load(&st.hog.on) && sc_thread_oncpu(hog) == 0);
 	assert_int_equal(sc_ithread_schedule(it), 0);
 	SC_WAIT_FOR(atomic_load(&st.ran_on) != 0);
 	assert_int_equal(atomic_load(&st.ran_on), 1 + 1);
-	if (cfg.sched == SC_SCHED_ULE)
-		assert_int_equal(SC_COUNTER(tm, steals) - steals0, 1);
-	else
-		assert_int_equal(SC_COUNTER(tm, steals) - steals0, 0);
-	atomic_store(&st.stop, 1);
+	assert_int_equal(SC_COUNTER(tm, steals) - steals0, 0);
+	atomic_store(&st.hog.stop, 1);
 	assert_int_equal(sc_thread_join(it), 0);
 	assert_int_equal(sc_thread_join(hog), 0);
 }
@@ -467,7 +457,7 @@ main(void)
 		    sc_test_setup_8cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_many_threads_progress,
 		    sc_test_setup_8cpu, sc_test_teardown),
-		cmocka_unit_test_setup_teardown(test_idle_cpu_steals,
+		cmocka_unit_test_setup_teardown(test_add_migrates,
 		    sc_test_setup_2cpu, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_incoming_sets_own_oncpu,
 		    sc_test_setup_2cpu, sc_test_teardown),
