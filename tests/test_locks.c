@@ -268,20 +268,19 @@ capture_spin_waiter(bool nested, struct sc_stack *st)
  * Regression: the wait kept interrupts disabled throughout, so the IPI
  * waited for the lock and the capture timed out.  Now the wanter's CPU
  * takes it between attempts and answers with a stack through the wait.
- * TSan runs the handler late, where the frames are not the wait
- * (tests/sc_test_scn.h): skipped there.
+ * TSan runs the handler late, at an interceptor, with frames that are not
+ * the wait's (tests/sc_test_scn.h): there only the answer is asserted.
  */
 static void
 test_spin_wait_takes_ipi(void **state)
 {
 	struct sc_stack st;
 
-#if defined(SC_SANITIZER_THREAD)
-	skip();
-#endif
 	assert_int_equal(capture_spin_waiter(false, &st), 0);
+#if !defined(SC_SANITIZER_THREAD)
 	SC_ASSERT_CHAIN(&st, "sc_thread_lock", "want_thread_lock",
 	    "wanter_main");
+#endif
 	assert_int_equal(SC_COUNTER(tm, timeouts), 0);
 	assert_int_equal(SC_COUNTER(tm, trace_answered), 1);
 }

@@ -152,17 +152,19 @@ test_lock_held_across_ipi_deadlocks(void **state)
 }
 
 /* A CPU that waits for its only spin lock takes the IPI between attempts
- * (_mtx_lock_spin_cookie()): the capture succeeds at once, and the stack
- * runs through the wait, the function that wants the lock, and the
- * target's chain. */
+ * (_mtx_lock_spin_cookie()): the capture succeeds, and the stack runs
+ * through the wait, the function that wants the lock, and the target's
+ * chain. */
 static void
 test_spin_wait_intr(void **state)
 {
-	SKIP_UNDER_TSAN();
 	run("spin-wait-intr");
 	assert_int_equal(R.error, 0);
+#if !defined(SC_SANITIZER_THREAD)
+	/* TSan runs the handler late, on other frames (sc_test_scn.h). */
 	SC_ASSERT_CHAIN(&R.stack, "sc__spin_lock_until", "sc_sleep",
 	    "spin_outer", "target_main");
+#endif
 	assert_int_equal(R.cnt.timeouts, 0);
 	assert_int_equal(R.cnt.captures_running, 1);
 	assert_int_equal(R.cnt.trace_answered, 1);
