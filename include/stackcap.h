@@ -319,8 +319,9 @@ struct sc_machine_config {
  *   (another thread's stack is returned), or be swapped out (a KASSERT on
  *   the relock).
  * - SC_MISTAKE_SPIN_HELD: the caller may hold another spin lock; a target
- *   that needs it never takes the IPI, and the bound ends the wait with
- *   ETIMEDOUT.
+ *   that needs it with interrupts disabled (holding a spin lock, or inside
+ *   sc_spinlock_enter()) never takes the IPI, and the bound ends the wait
+ *   with ETIMEDOUT.
  * - SC_MISTAKE_HOLD_THREAD_LOCK: keep td's thread lock across the IPI
  *   (hold_lock_across_ipi).
  * SPIN_HELD and HOLD_THREAD_LOCK refuse capture_timeout_ns = 0 (EINVAL).

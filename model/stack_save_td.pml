@@ -17,6 +17,7 @@
  *                       what STALE_ANSWER drops too)
  *     NO_PROC_LOCK      the target's proc lock is not held
  *     SPIN_HELD         the requester holds a spin lock the target needs
+ *                       inside a spinlock section of its own
  *     HOLD_THREAD_LOCK  the thread lock is kept across the IPI
  *     NOCPU_OFF_CPU     td_oncpu == NOCPU is taken for "off every CPU":
  *                       the thread lock re-taken, the pcb walked, without
@@ -68,6 +69,24 @@ bool	done;			/* the capture returned */
 inline lock(l)   { atomic { l == 0 -> l = 1 } }
 inline unlock(l) { l = 0 }
 
+/* IPI_TRACE on CPU c, taken only when on holds (stack_capture_intr()). */
+inline ipi_trace(c, on)
+{
+	atomic {
+		ipi[c] && on ->
+		ipi[c] = 0;
+		if
+		:: req == c ->
+			walked_td = cur[c];
+			walked_gen = (cur[c] == T -> gen : 0);
+			walked_seq = seq;
+			answer = cur[c];
+			req = NONE
+		:: else -> skip		/* a late IPI: nothing */
+		fi
+	}
+}
+
 #ifdef PROTO_NMI
 /* stack_nmi_handler(), interrupts disabled or not: only for the thread
  * it is meant for; any other's NMI is not consumed. */
@@ -85,50 +104,60 @@ inline nmi_handler(c)
 		fi
 	}
 }
-/* A CPU that spins on a spin lock still takes NMIs. */
-inline cpu_lock(c, l)
+#endif
+
+/*
+ * mtx_lock_spin() on CPU c, inside the spinlock section the caller
+ * entered (intr_off[c]).  alone: the section is this lock's only one.
+ * The wait leaves it between attempts ("Give interrupts a chance while we
+ * spin", _mtx_lock_spin_cookie() and thread_lock_flags_() in
+ * sys/kern/kern_mutex.c), and spinlock_exit() (sys/amd64/amd64/machdep.c)
+ * turns interrupts on only when the count drops to zero: so an IPI_TRACE
+ * is taken on top of the wait when the CPU waits for its only spin lock,
+ * never when it holds another.  A CPU that spins still takes NMIs.
+ */
+inline cpu_lock(c, l, alone)
 {
 	do
 	:: atomic { l == 0 -> l = 1 }; break
+	:: ipi_trace(c, alone)
+#ifdef PROTO_NMI
 	:: nmi_handler(c)
+#endif
 	od
 }
-#else
-inline cpu_lock(c, l) { lock(l) }
-#endif
 
 /* A CPU: its IPI handler, and its scheduler. */
 proctype cpu(byte c)
 {
+	bool alone;
+
 end:
 	do
-	/* IPI_TRACE, taken only with interrupts enabled (stack_capture_intr). */
-	:: atomic {
-		ipi[c] && !intr_off[c] ->
-		ipi[c] = 0;
-		if
-		:: req == c ->
-			walked_td = cur[c];
-			walked_gen = (cur[c] == T -> gen : 0);
-			walked_seq = seq;
-			answer = cur[c];
-			req = NONE
-		:: else -> skip		/* a late IPI: nothing */
-		fi
-	   }
+	/* IPI_TRACE, taken only with interrupts enabled. */
+	:: ipi_trace(c, !intr_off[c])
 #ifdef PROTO_NMI
 	:: nmi_handler(c)
 #endif
 	/* T switches off (it sleeps or yields; the CPU goes idle), in
-	 * ULE's order: thread_lock(), off the CPU, td_oncpu = NOCPU last. */
+	 * ULE's order: thread_lock(), off the CPU, td_oncpu = NOCPU last.
+	 * A yield wants the thread lock alone; a sleep wants it after its
+	 * channel's chain lock (which no one else takes here, so it is not
+	 * modelled: only its interrupts stay disabled). */
 	:: nsw < MAXSW && cur[c] == T ->
 		intr_off[c] = 1;
 #ifdef SPIN_HELD
-		/* On its way to sleep T needs the other lock. */
-		cpu_lock(c, other);
+		/* T needs the other lock inside a spinlock section of its
+		 * own: interrupts stay disabled while it waits. */
+		cpu_lock(c, other, 0);
 		unlock(other);
 #endif
-		cpu_lock(c, tlock);
+		if
+		:: alone = 1
+		:: alone = 0
+		fi;
+		cpu_lock(c, tlock, alone);
+		alone = 0;
 #ifdef SCHED_4BSD
 		atomic { nsw++; running[T] = 0; cur[c] = IDLE0 + c;
 		    oncpu[T] = NOCPU };
@@ -142,7 +171,7 @@ end:
 	 * after the switch. */
 	:: nsw < MAXSW && cur[c] == IDLE0 + c && !running[T] && !exited ->
 		intr_off[c] = 1;
-		cpu_lock(c, tlock);
+		cpu_lock(c, tlock, 0);	/* inside the switch's own section */
 		atomic {
 			if
 			:: !running[T] && !exited ->

@@ -47,18 +47,107 @@ sc__spin_init(struct sc_spin *sp, const char *name)
  * sleeper count is raised before the owner is read, and an unlock clears
  * the owner before it reads the count (both sequentially consistent):
  * either we see the lock free, or the unlock sees us and bumps the word
- * we wait on.  The bound only limits the damage of a bug.
+ * we wait on.  The bound only limits the damage of a bug.  The sleep is a
+ * host-locked section: interrupts may be on here (sc_spin_wait()), and an
+ * IPI_STOP that abandoned the thread between the two counts would leave
+ * every later unlock of sp waking a sleeper that is gone.
  */
 static void
 sc_spin_sleep(struct sc_spin *sp)
 {
 	uint32_t seq = atomic_load(&sp->sp_futex);
 
+	sc__host_enter();
 	atomic_fetch_add(&sp->sp_sleepers, 1);
 	if (atomic_load(&sp->sp_owner) != 0)
 		(void)sc__futex_wait_raw(&sp->sp_futex, seq,
 		    10 * 1000 * 1000L);
 	atomic_fetch_sub(&sp->sp_sleepers, 1);
+	sc__host_exit();
+}
+
+/* One attempt at sp: true if taken; else *v is its owner (or 0 again). */
+static bool
+sc_spin_try(struct sc_spin *sp, uintptr_t self, uintptr_t *v)
+{
+	*v = 0;
+	return (atomic_compare_exchange_weak_explicit(&sp->sp_owner, v, self,
+	    memory_order_acquire, memory_order_relaxed));
+}
+
+/* Give sp back (mtx_release_lock()): the owner word and its sleepers. */
+static void
+sc_spin_release(struct sc_spin *sp)
+{
+	atomic_store(&sp->sp_owner, 0);
+	if (atomic_load(&sp->sp_sleepers) != 0) {
+		atomic_fetch_add(&sp->sp_futex, 1);
+		sc__futex_wake_raw(&sp->sp_futex, 1);
+	}
+}
+
+/*
+ * Called inside the spin-lock section with sp seen taken: wait until it
+ * looks free, as _mtx_lock_spin_cookie() and thread_lock_flags_() do
+ * (sys/kern/kern_mutex.c): leave the section for the wait ("give
+ * interrupts a chance while we spin") and enter it again before the next
+ * attempt.  sc_spinlock_exit() turns interrupts on only when its count
+ * drops to zero, i.e. when this is the only spin lock the CPU wants
+ * (spinlock_exit() in sys/amd64/amd64/machdep.c): then an IPI deferred
+ * before the wait runs at that exit, and one that arrives during it is
+ * taken at once, on top of this frame.  A CPU that holds another spin
+ * lock waits with interrupts still off.  lockp: thread_lock()'s td_lock,
+ * whose change ends the wait too (NULL: none).  *n counts the turns
+ * (sc__ds_backoff()).  0, or ETIMEDOUT at deadline (sc__ds_clock();
+ * UINT64_MAX: never), outside the section.  Never inlined: an interrupt
+ * taken here shows the wait as a frame of its own, and its caller
+ * (sc__spin_lock_until() or sc_thread_lock()) below it.
+ */
+static SC_NOIPA int
+sc_spin_wait(struct sc_spin *sp, _Atomic(struct sc_spin *) *lockp,
+    uint64_t deadline, int *n)
+{
+	int turn;
+
+	sc_spinlock_exit();
+	do {
+		if (sp == &sc__blocked_lock) {
+			/* No unlock ends it (cpu_switch() moves td_lock). */
+			sc__cpu_spinwait();
+		} else {
+			/*
+			 * The holder's CPU pthread may be descheduled by
+			 * Linux (more simulated CPUs than real cores): spin
+			 * briefly, then sleep.
+			 */
+			turn = sc__ds_backoff((*n)++ < SC_SPIN_PAUSES);
+			if (turn == SC_DS_HOST)
+				sc_spin_sleep(sp);
+			if (deadline != UINT64_MAX && turn != SC_DS_PAUSED &&
+			    sc__ds_clock() >= deadline)
+				return (ETIMEDOUT);
+		}
+		if (lockp != NULL && atomic_load_explicit(lockp,
+		    memory_order_acquire) != sp)
+			break;
+	} while (sp == &sc__blocked_lock || atomic_load_explicit(
+	    &sp->sp_owner, memory_order_relaxed) != 0);
+	sc_spinlock_enter();
+	return (0);
+}
+
+/* sp is ours: note it on this CPU (which the wait may have changed). */
+static void
+sc_spin_held(struct sc_spin *sp)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	if (pc != NULL) {
+		SC_KASSERT(pc->pc_nheld < (int)(sizeof(pc->pc_held) /
+		    sizeof(pc->pc_held[0])), , "too many spin locks held");
+		pc->pc_held[pc->pc_nheld++] = sp;
+	} else
+		sc_plain_held++;
 }
 
 void
@@ -76,45 +165,28 @@ int
 sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
     uint64_t deadline)
 {
-	struct sc_pcpu *pc;
-	uintptr_t self, zero;
-	int n, turn;
+	uintptr_t self, v;
+	int n;
 
 	self = sc__owner_self();
 	SC_KASSERT(atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) !=
 	    self, EINVAL, "spin lock \"%s\" recursed", sp->sp_name);
 	sc__ds_point();
 	sc_spinlock_enter();
-	pc = sc__pcpu_get();
-	for (n = 0;; n++) {
-		zero = 0;
-		if (atomic_load_explicit(&sp->sp_owner,
-		    memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_weak_explicit(&sp->sp_owner, &zero,
-		    self, memory_order_acquire, memory_order_relaxed))
-			break;
+	v = atomic_load_explicit(&sp->sp_owner, memory_order_relaxed);
+	for (n = 0;;) {
+		if (v == 0) {
+			if (sc_spin_try(sp, self, &v))
+				break;
+			continue;
+		}
 		if (n == 0 && m != NULL)
 			SC_CNT_INC(m, spin_waits);
-		/*
-		 * The holder's CPU pthread may be descheduled by Linux (more
-		 * simulated CPUs than real cores): spin briefly, then sleep.
-		 */
-		turn = sc__ds_backoff(n < SC_SPIN_PAUSES);
-		if (turn == SC_DS_HOST)
-			sc_spin_sleep(sp);
-		if (deadline != UINT64_MAX && turn != SC_DS_PAUSED &&
-		    sc__ds_clock() >= deadline) {
-			sc_spinlock_exit();
+		if (sc_spin_wait(sp, NULL, deadline, &n) != 0)
 			return (ETIMEDOUT);
-		}
+		v = atomic_load_explicit(&sp->sp_owner, memory_order_relaxed);
 	}
-	if (pc != NULL) {
-		SC_KASSERT(pc->pc_nheld < (int)(sizeof(pc->pc_held) /
-		    sizeof(pc->pc_held[0])), EINVAL, "too many spin locks "
-		    "held");
-		pc->pc_held[pc->pc_nheld++] = sp;
-	} else
-		sc_plain_held++;
+	sc_spin_held(sp);
 	return (0);
 }
 
@@ -144,11 +216,7 @@ sc__spin_unlock(struct sc_spin *sp)
 		sc_spin_forget(pc, sp);
 	else
 		sc_plain_held--;
-	atomic_store(&sp->sp_owner, 0);
-	if (atomic_load(&sp->sp_sleepers) != 0) {
-		atomic_fetch_add(&sp->sp_futex, 1);
-		sc__futex_wake_raw(&sp->sp_futex, 1);
-	}
+	sc_spin_release(sp);
 	sc_spinlock_exit();
 	sc__ds_point();
 }
@@ -187,29 +255,56 @@ sc__spin_release_all(struct sc_pcpu *pc)
 		sc__spin_unlock(pc->pc_held[pc->pc_nheld - 1]);
 }
 
-/* thread_lock(): the pointer may change until we hold what it points to. */
+/*
+ * thread_lock(), as thread_lock_flags_() (sys/kern/kern_mutex.c): the
+ * pointer may change until we hold what it points to.  One spin-lock
+ * section throughout, left only while waiting (sc_spin_wait()); a lock
+ * taken that is no longer td's is given back without leaving it.
+ * blocked_lock is never free: td's context is being saved, and the wait
+ * ends when cpu_switch() points td_lock elsewhere.
+ */
 void
 sc_thread_lock(struct sc_thread *td)
 {
+	struct sc_machine *m = td->td_machine;
 	struct sc_spin *sp;
+	uintptr_t self, v;
+	bool counted;
+	int n;
 
-	sc__ds_enter(td->td_machine);
-	for (;;) {
+	self = sc__owner_self();
+	sc__ds_enter(m);
+	sc__ds_point();
+	sc_spinlock_enter();
+	counted = false;
+	for (n = 0;;) {
 		sp = atomic_load_explicit(&td->td_lock, memory_order_acquire);
-		if (sp == &sc__blocked_lock) {
-			/* td's context is being saved: wait for cpu_switch. */
-			SC_CNT_INC(td->td_machine, blocked_waits);
-			while (atomic_load_explicit(&td->td_lock,
-			    memory_order_acquire) == &sc__blocked_lock)
-				sc__cpu_spinwait();
+		v = sp == &sc__blocked_lock ? 1 : atomic_load_explicit(
+		    &sp->sp_owner, memory_order_relaxed);
+		if (v == self) {
+			/* Out of the section first: the panic returns. */
+			sc_spinlock_exit();
+			SC_KASSERT(v != self, , "spin lock \"%s\" recursed",
+			    sp->sp_name);
+		}
+		if (v == 0) {
+			if (!sc_spin_try(sp, self, &v))
+				continue;
+			if (sp == atomic_load_explicit(&td->td_lock,
+			    memory_order_relaxed))
+				break;
+			sc_spin_release(sp);
 			continue;
 		}
-		sc__spin_lock(td->td_machine, sp);
-		if (sp == atomic_load_explicit(&td->td_lock,
-		    memory_order_relaxed))
-			break;
-		sc__spin_unlock(sp);
+		if (sp == &sc__blocked_lock)
+			SC_CNT_INC(m, blocked_waits);
+		else if (!counted) {
+			SC_CNT_INC(m, spin_waits);
+			counted = true;
+		}
+		(void)sc_spin_wait(sp, &td->td_lock, UINT64_MAX, &n);
 	}
+	sc_spin_held(sp);
 }
 
 void

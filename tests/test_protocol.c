@@ -138,8 +138,9 @@ test_lost_ipi_times_out(void **state)
 	assert_int_equal(R.cnt.trace_stale, 1);
 }
 
-/* The thread lock held across the IPI: the target's CPU spins on it with
- * interrupts disabled, the IPI is deferred, only the bound ends it. */
+/* The thread lock held across the IPI while the target, its chain lock
+ * held, waits for it: its CPU spins with interrupts disabled, the IPI is
+ * deferred, only the bound ends it. */
 static void
 test_lock_held_across_ipi_deadlocks(void **state)
 {
@@ -148,6 +149,25 @@ test_lock_held_across_ipi_deadlocks(void **state)
 	assert_int_equal(R.cnt.ipis_deferred, 1);
 	assert_int_equal(R.cnt.timeouts, 1);
 	assert_int_equal(R.cnt.trace_stale, 1);
+}
+
+/* A CPU that waits for its only spin lock takes the IPI between attempts
+ * (_mtx_lock_spin_cookie()): the capture succeeds, and the stack runs
+ * through the wait, the function that wants the lock, and the target's
+ * chain. */
+static void
+test_spin_wait_intr(void **state)
+{
+	run("spin-wait-intr");
+	assert_int_equal(R.error, 0);
+#if !defined(SC_SANITIZER_THREAD)
+	/* TSan runs the handler late, on other frames (sc_test_scn.h). */
+	SC_ASSERT_CHAIN(&R.stack, "sc__spin_lock_until", "sc_sleep",
+	    "spin_outer", "target_main");
+#endif
+	assert_int_equal(R.cnt.timeouts, 0);
+	assert_int_equal(R.cnt.captures_running, 1);
+	assert_int_equal(R.cnt.trace_answered, 1);
 }
 
 /* The reviewers' catches: each fails with its mistake, not without ------ */
@@ -199,9 +219,10 @@ test_stale_answer(void **state)
 	assert_int_equal(R2.cnt.trace_answered, 1);
 }
 
-/* mjg: another spin lock held by the caller, needed by the target: its
- * CPU spins with interrupts disabled, the IPI is deferred, the bound ends
- * it.  Without the mistake: a KASSERT, EINVAL, no IPI. */
+/* mjg: another spin lock held by the caller, needed by the target inside
+ * a spinlock section: its CPU spins with interrupts disabled, the IPI is
+ * deferred, the bound ends it.  Without the mistake: a KASSERT, EINVAL,
+ * no IPI. */
 static void
 test_spin_held(void **state)
 {
@@ -654,6 +675,7 @@ main(void)
 		cmocka_unit_test(test_interrupts_disabled),
 		cmocka_unit_test(test_lost_ipi_times_out),
 		cmocka_unit_test(test_lock_held_across_ipi_deadlocks),
+		cmocka_unit_test(test_spin_wait_intr),
 		cmocka_unit_test(test_stale_answer),
 		cmocka_unit_test(test_spin_held),
 		cmocka_unit_test(test_no_proc_lock),

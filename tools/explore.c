@@ -18,7 +18,7 @@
 
 const struct exp_body exp_bodies[] = {
 	{ .name = "lock-held", .run = exp_lock_held, .ncpu = 1,
-	  .pct_steps = 100, .goal = EXP_BROKEN, .scheds = EXP_BOTH,
+	  .pct_steps = 300, .goal = EXP_BROKEN, .scheds = EXP_BOTH,
 	  .mistake = { .mistakes = SC_MISTAKE_HOLD_THREAD_LOCK,
 	      .what = "SC_MISTAKE_HOLD_THREAD_LOCK" },
 	  .summary = "the thread lock kept across the IPI; no hook" },

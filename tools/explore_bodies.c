@@ -5,12 +5,15 @@
  * chooses the interleaving, the seed fixes it.  None of them installs a
  * hook.  docs/determinism.md has the table.
  *
- * - lock-held (SC_MISTAKE_HOLD_THREAD_LOCK): one CPU, two threads that
- *   spin politely and so yield to each other; the test thread captures
- *   one of them five times.  Invariant: no capture times out.  With the
- *   mistake the requester keeps the target's thread lock across the IPI;
- *   when the target reaches sc_yield() first, its CPU spins on that lock
- *   with interrupts disabled and never takes the IPI.
+ * - lock-held (SC_MISTAKE_HOLD_THREAD_LOCK): one CPU, a target that
+ *   sleeps again and again and a thread that wakes it; the test thread
+ *   captures the target five times.  Invariant: no capture times out.
+ *   With the mistake the requester keeps the target's thread lock across
+ *   the IPI; when the target reaches sc_sleep() first, it takes its chain
+ *   lock and then spins on its thread lock with interrupts disabled, and
+ *   never takes the IPI.  (A target that only yielded would wait for its
+ *   thread lock holding nothing, take the IPI between attempts, and be
+ *   captured there, as on FreeBSD.)
  * - no-proc-lock (SC_MISTAKE_NO_PROC_LOCK): a simulated requester
  *   captures a thread that exits after a while, which the test thread
  *   joins, and whose struct a new thread of another process then takes.
@@ -28,9 +31,11 @@
  *   the target wakes, again and again; the test thread locks the sleeper
  *   (its lock is that channel's sleep-queue chain lock), then captures the
  *   target.  With the mistake it keeps the sleeper's lock across the
- *   capture (the library's KASSERT is off); the target, in sc_wakeup(),
- *   spins on that chain lock with interrupts disabled and never takes the
- *   IPI.  Without it the caller drops it first, as the KASSERT demands.
+ *   capture (the library's KASSERT is off); the target, in sc_wakeup()
+ *   inside a spinlock section of its own (sc_spinlock_enter()), spins on
+ *   that chain lock with interrupts disabled and never takes the IPI (a
+ *   wakeup outside such a section would take it between attempts).
+ *   Without it the caller drops it first, as the KASSERT demands.
  *   Invariant: no capture times out, and one that returns 0 holds the
  *   target's chain.
  * - nmi-ule (cfg.protocol = SC_PROTO_NMI) and ule-incoming-nocpu (no
@@ -94,13 +99,30 @@ exp_join(struct sc_thread *td, const void *wchan)
  * lock-held
  * ------------------------------------------------------------------------ */
 
+static char exp_lh_chan;		/* the target's wait channel */
+static atomic_int exp_lh_done;		/* the target has left its loop */
+
 static SC_NOIPA void
-exp_lh_spin(void *arg)
+exp_lh_sleep(void *arg)
 {
 	(void)arg;
 	atomic_fetch_add(&exp_started, 1);
 	while (!atomic_load(&exp_stop))
+		sc_sleep(&exp_lh_chan, "lhsleep");
+	atomic_store(&exp_lh_done, 1);
+	SC_BARRIER();
+}
+
+/* Wakes the target until it has left its loop: no wakeup is lost. */
+static SC_NOIPA void
+exp_lh_wake(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&exp_started, 1);
+	while (!atomic_load(&exp_lh_done)) {
+		sc_wakeup(&exp_lh_chan);
 		sc_maybe_yield();
+	}
 	SC_BARRIER();
 }
 
@@ -113,9 +135,10 @@ exp_lock_held(struct sc_machine *m, bool mistaken, char *why, size_t len)
 	int error, k, bad = 0;
 
 	(void)mistaken;
+	atomic_store(&exp_lh_done, 0);
 	if (sc_proc_create(m, "lockheld", &p) != 0 ||
-	    sc_thread_create(p, "target", exp_lh_spin, NULL, &t) != 0 ||
-	    sc_thread_create(p, "other", exp_lh_spin, NULL, &u) != 0) {
+	    sc_thread_create(p, "target", exp_lh_sleep, NULL, &t) != 0 ||
+	    sc_thread_create(p, "other", exp_lh_wake, NULL, &u) != 0) {
 		snprintf(why, len, "cannot create the threads");
 		return (1);
 	}
@@ -132,8 +155,9 @@ exp_lock_held(struct sc_machine *m, bool mistaken, char *why, size_t len)
 		if (error == ETIMEDOUT) {
 			snprintf(why, len, "capture %d of td %d: ETIMEDOUT: "
 			    "its thread lock was held across the IPI while "
-			    "it spun for that lock in sc_yield() with "
-			    "interrupts disabled", k, sc_thread_tid(t));
+			    "it spun for that lock in sc_sleep(), its chain "
+			    "lock held: interrupts disabled", k,
+			    sc_thread_tid(t));
 			bad = 1;
 		} else if (error != 0) {
 			snprintf(why, len, "capture %d of td %d: %s", k,
@@ -398,7 +422,11 @@ exp_sh_sleeper(void *arg)
 	SC_BARRIER();
 }
 
-/* The target: wakes the sleeper, which needs the channel's chain lock. */
+/*
+ * The target: wakes the sleeper, which needs the channel's chain lock,
+ * inside a spinlock section, where the wait for it cannot let interrupts
+ * in.
+ */
 static SC_NOIPA void
 exp_sh_waker(void *arg)
 {
@@ -409,7 +437,9 @@ exp_sh_waker(void *arg)
 	while (!atomic_load(&exp_stop)) {
 		for (i = 0; i < EXP_SH_YIELDS; i++)
 			sc_maybe_yield();
+		sc_spinlock_enter();
 		sc_wakeup(&exp_sh_chan);
+		sc_spinlock_exit();
 	}
 	SC_BARRIER();
 }
@@ -472,8 +502,9 @@ exp_spin_held(struct sc_machine *m, bool mistaken, char *why, size_t len)
 			    "with no retry: td %d never took the IPI.  The "
 			    "caller held td %d's thread lock (the sleep-queue "
 			    "chain lock of its channel) across the capture; "
-			    "td %d, waking that channel, spun on it with "
-			    "interrupts disabled", k, sc_thread_tid(t),
+			    "td %d, waking that channel in a spinlock "
+			    "section, spun on it with interrupts disabled",
+			    k, sc_thread_tid(t),
 			    sc_thread_tid(t), sc_thread_tid(z),
 			    sc_thread_tid(t));
 		sc_maybe_yield();

@@ -43,9 +43,13 @@ const struct scn_scenario scn_scenarios[] = {
 	    "gives ETIMEDOUT, the late handler does nothing" },
 	{ .name = "lock-held", .run = scn_lock_held,
 	    .ncpu = 2, .timeout_ns = SCN_MS(100),
-	    .summary = "what goes wrong if the thread lock were held across "
-	    "the IPI: deadlock, stopped by the bounded wait",
+	    .summary = "the thread lock held across the IPI, the target on "
+	    "its way to sleep: deadlock, stopped by the bounded wait",
 	    .hold_lock = 1 },
+	{ .name = "spin-wait-intr", .run = scn_spin_wait_intr,
+	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
+	    .summary = "the target waits for a spin lock, none other held: "
+	    "its CPU takes the IPI between attempts" },
 	{ .name = "stale-answer", .run = scn_stale_answer,
 	    .ncpu = 2, .timeout_ns = SCN_MS(100),
 	    .summary = "kib's catch: the answer word not cleared before "
@@ -54,7 +58,7 @@ const struct scn_scenario scn_scenarios[] = {
 	{ .name = "spin-held", .run = scn_spin_held,
 	    .ncpu = 2, .timeout_ns = SCN_MS(100),
 	    .summary = "mjg's catch: the caller holds a spin lock that the "
-	    "target needs: deadlock, stopped by the bounded wait",
+	    "target needs with interrupts off: deadlock, bounded",
 	    .mistakes = SC_MISTAKE_SPIN_HELD },
 	{ .name = "no-proc-lock", .run = scn_no_proc_lock,
 	    .ncpu = 2, .timeout_ns = SCN_MS(2000),

@@ -53,16 +53,19 @@ scn_stale_answer(struct sc_proc *p, struct scn_result *res)
 
 /*
  * mjg's catch: the requester holds another spin lock (here the thread lock
- * of a sleeping thread: its sleep-queue chain lock) that the target needs
- * in order to sleep.  The target's CPU spins on it with interrupts
- * disabled and never takes the IPI: only the bounded wait ends it.
- * (Without the mistake, stack_save_td() refuses with a KASSERT.)
+ * of a sleeping thread: its sleep-queue chain lock) that the target needs.
+ * The target wants it inside a spinlock section of its own, so its CPU
+ * waits with interrupts disabled and never takes the IPI: only the
+ * bounded wait ends it.  (A target that wanted it holding nothing, e.g.
+ * to sleep on that channel, would take the IPI between attempts, as
+ * FreeBSD's CPU does: spin-wait-intr.  Without the mistake,
+ * stack_save_td() refuses with a KASSERT.)
  */
 int
 scn_spin_held(struct sc_proc *p, struct scn_result *res)
 {
 	struct sc_machine *m = sc_proc_machine(p);
-	struct scn_hook h = { .cmd = CMD_SLEEP };
+	struct scn_hook h = { .cmd = CMD_CLI_LOCK };
 	struct scn_target z, t;
 	int error;
 
@@ -74,7 +77,7 @@ scn_spin_held(struct sc_proc *p, struct scn_result *res)
 		return (ETIMEDOUT);
 	if ((error = scn_target_start(p, &t, "needs-lock", 1)) != 0)
 		return (error);
-	t.wchan = &z;	/* sleeping, T needs z's chain lock */
+	t.lock_td = z.td;	/* asleep: its lock is the chain lock */
 	h.t = &t;
 	sc_machine_set_hook(m, scn_hook_spin_on_lock, &h);
 	sc_proc_lock(p);

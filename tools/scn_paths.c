@@ -194,19 +194,66 @@ scn_lost_ipi(struct sc_proc *p, struct scn_result *res)
 	return (scn_target_stop(&t));
 }
 
+/*
+ * The thread lock held across the IPI, where FreeBSD deadlocks too: the
+ * target goes to sleep, takes its channel's chain lock, then needs its
+ * thread lock, which the requester holds.  Holding the chain lock, its
+ * CPU waits with interrupts disabled (a wait for the only spin lock would
+ * let the IPI in: spin-wait-intr).
+ */
 int
 scn_lock_held(struct sc_proc *p, struct scn_result *res)
 {
 	struct sc_machine *m = sc_proc_machine(p);
-	struct scn_hook h = { .cmd = CMD_YIELD };
+	struct scn_hook h = { .cmd = CMD_SLEEP };
 	struct scn_target t;
 	int error;
 
 	if ((error = scn_target_start(p, &t, "victim", 0)) != 0)
 		return (error);
 	error = scn_run_hooked(p, &t, &h, scn_hook_spin_on_lock, res);
-	/* The lock is free again: the target switches, the IPI is late. */
+	/* The lock is free again: the target sleeps, the IPI is late. */
 	if (error == 0 && !SCN_WAIT(SCN_CNT(m, trace_stale) >= 1))
 		error = ETIMEDOUT;
 	return (error != 0 ? error : scn_target_stop(&t));
+}
+
+/*
+ * FreeBSD's spin wait lets interrupts in between attempts when the CPU
+ * holds no other spin lock.  The target goes to sleep on a channel whose
+ * chain lock another thread (the holder) keeps; it waits for it holding
+ * nothing, its CPU takes the IPI during the wait, and the stack it answers
+ * with runs through the wait.  Then the holder lets go, the target
+ * sleeps, and the three stop in an order that leaves a CPU to each.
+ */
+int
+scn_spin_wait_intr(struct sc_proc *p, struct scn_result *res)
+{
+	struct scn_hook h = { .cmd = CMD_SLEEP };
+	struct scn_target z, o, t;
+	int error;
+
+	if ((error = scn_target_start(p, &z, "sleeper", 1)) != 0)
+		return (error);
+	atomic_store(&z.cmd, CMD_SLEEP);
+	if (!SCN_WAIT(atomic_load(&z.acked) >= CMD_SLEEP) ||
+	    !SCN_WAIT(scn_in_state(z.td, SC_TDS_INHIBITED)))
+		return (ETIMEDOUT);
+	if ((error = scn_target_start(p, &o, "holder", 1)) != 0)
+		return (error);
+	o.lock_td = z.td;	/* asleep: its lock is the chain lock of &z */
+	atomic_store(&o.cmd, CMD_LOCK_HOLD);
+	if (!SCN_WAIT(atomic_load(&o.acked) == CMD_LOCK_HOLD))
+		return (ETIMEDOUT);
+	if ((error = scn_target_start(p, &t, "waiter", 1)) != 0)
+		return (error);
+	t.wchan = &z;
+	error = scn_run_hooked(p, &t, &h, scn_hook_spin_on_lock, res);
+	atomic_store(&o.cmd, CMD_NONE);
+	if (!SCN_WAIT(scn_in_state(t.td, SC_TDS_INHIBITED)))
+		return (ETIMEDOUT);
+	if (error != 0 || (error = scn_target_stop(&o)) != 0 ||
+	    (error = scn_target_stop(&t)) != 0)
+		return (error);
+	return (scn_target_stop(&z));
 }

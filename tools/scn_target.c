@@ -63,6 +63,33 @@ cli_hold(struct scn_target *t)
 }
 
 SC_NOIPA static void
+lock_hold(struct scn_target *t)
+{
+	sc_thread_lock(t->lock_td);
+	atomic_store(&t->acked, CMD_LOCK_HOLD);
+	while (atomic_load(&t->cmd) == CMD_LOCK_HOLD)
+		;
+	sc_thread_unlock(t->lock_td);
+	SC_BARRIER();
+}
+
+/*
+ * A spin lock wanted inside a spinlock section (spinlock_enter(), as
+ * the kernel's code that must not be interrupted runs): the wait cannot
+ * turn interrupts on, since the section's count stays above zero.
+ */
+SC_NOIPA static void
+cli_lock(struct scn_target *t)
+{
+	sc_spinlock_enter();
+	atomic_store(&t->acked, CMD_CLI_LOCK);
+	sc_thread_lock(t->lock_td);
+	sc_thread_unlock(t->lock_td);
+	sc_spinlock_exit();
+	SC_BARRIER();
+}
+
+SC_NOIPA static void
 block_wait(struct scn_target *t, int signo)
 {
 	sigset_t set, old;
@@ -110,6 +137,13 @@ spin_inner(struct scn_target *t)
 			break;
 		case CMD_CLI_HOLD:
 			cli_hold(t);
+			break;
+		case CMD_LOCK_HOLD:
+			lock_hold(t);
+			break;
+		case CMD_CLI_LOCK:
+			atomic_store(&t->cmd, CMD_NONE);
+			cli_lock(t);
 			break;
 		default:
 			if (!atomic_load(&t->no_preempt))
@@ -202,9 +236,12 @@ scn_hook_command(void *arg, enum sc_hook_point point, struct sc_thread *td)
 
 /*
  * Before the IPI: give the target h->cmd, which makes it need a spin lock
- * that the requester holds (lock-held: its own thread lock, to yield;
- * spin-held: a chain lock, to sleep), and wait until its CPU spins on that
- * lock with interrupts disabled.
+ * that someone else holds, and wait until its CPU spins on that lock.
+ * lock-held: the requester holds its thread lock, which it needs to sleep
+ * after its chain lock; spin-held: the requester holds a chain lock, which
+ * it needs inside a spinlock section: interrupts stay disabled in both
+ * waits.  spin-wait-intr: another thread holds the chain lock, which it
+ * needs first to sleep: interrupts come on between attempts.
  */
 void
 scn_hook_spin_on_lock(void *arg, enum sc_hook_point point, struct sc_thread *td)

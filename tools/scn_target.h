@@ -33,6 +33,8 @@ enum scn_cmd {
 	CMD_CLI,	/* disable interrupts until an IPI was deferred */
 	CMD_BLOCK,	/* block the IPI signal until CMD_NONE */
 	CMD_CLI_HOLD,	/* disable interrupts until CMD_NONE */
+	CMD_LOCK_HOLD,	/* hold lock_td's thread lock until CMD_NONE */
+	CMD_CLI_LOCK,	/* disable interrupts, then lock lock_td once */
 	CMD_EXIT
 };
 
@@ -44,6 +46,8 @@ struct scn_target {
 	_Atomic int	no_preempt;	/* never yield of its own accord */
 	const void	*wchan;		/* CMD_SLEEP's channel (NULL: the
 					   target itself) */
+	struct sc_thread *lock_td;	/* whose thread lock CMD_LOCK_HOLD
+					   and CMD_CLI_LOCK take */
 	int		bind;		/* 1 + the CPU it binds itself to,
 					   0: none */
 };
@@ -129,6 +133,7 @@ int	scn_nocpu_window(struct sc_proc *p, struct scn_result *res);
 int	scn_interrupts_disabled(struct sc_proc *p, struct scn_result *res);
 int	scn_lost_ipi(struct sc_proc *p, struct scn_result *res);
 int	scn_lock_held(struct sc_proc *p, struct scn_result *res);
+int	scn_spin_wait_intr(struct sc_proc *p, struct scn_result *res);
 
 int	scn_stale_answer(struct sc_proc *p, struct scn_result *res);
 int	scn_spin_held(struct sc_proc *p, struct scn_result *res);
