@@ -99,14 +99,13 @@ sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
 		 * The holder's CPU pthread may be descheduled by Linux (more
 		 * simulated CPUs than real cores): spin briefly, then sleep.
 		 */
-		turn = sc__ds_backoff(n < SC_SPIN_PAUSES);
-		if (turn == SC_DS_HOST)
-			sc_spin_sleep(sp);
-		if (deadline != UINT64_MAX && turn != SC_DS_PAUSED &&
-		    sc__ds_clock() >= deadline) {
+		turn = sc__wait_turn(n < SC_SPIN_PAUSES, deadline);
+		if (turn == SC_TURN_TIMEDOUT) {
 			sc_spinlock_exit();
 			return (ETIMEDOUT);
 		}
+		if (turn == SC_TURN_BLOCK)
+			sc_spin_sleep(sp);
 	}
 	if (pc != NULL) {
 		SC_KASSERT(pc->pc_nheld < (int)(sizeof(pc->pc_held) /
