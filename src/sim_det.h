@@ -172,12 +172,12 @@ sc__cpu_spinwait(void)
 
 /*
  * One turn of a wait for another thread, the seam of every wait that the
- * host would otherwise end: an actor of a deterministic machine waits at
- * a point (whoever it waits for runs when drawn: SC_DS_DRAWN); anyone
- * else pauses while spin holds (SC_DS_PAUSED), and past that is told to
- * wait its host way, a sleep, a futex or sched_yield() (SC_DS_HOST).  A
- * caller that bounds its wait reads the clock after a turn that was not a
- * pause.
+ * host would otherwise end; called only by sc__wait_turn()
+ * (sc_internal.h), the library's one wait turn.  An actor of a
+ * deterministic machine waits at a point (whoever it waits for runs when
+ * drawn: SC_DS_DRAWN); anyone else pauses while spin holds
+ * (SC_DS_PAUSED), and past that is told to wait its host way, a sleep, a
+ * futex or sched_yield() (SC_DS_HOST).
  */
 #define SC_DS_PAUSED	0
 #define SC_DS_DRAWN	1
@@ -198,10 +198,11 @@ sc__ds_backoff(bool spin)
 }
 
 /*
- * The sleep-queue chain of the caller's deterministic machine, or NULL
- * (subr_sleepqueue.c): a thread of a deterministic machine, or a plain
- * pthread that is an actor of one, sleeps on that machine's own chain, so
- * that no other machine's sleepers touch its run.
+ * The sleep-queue chain of the caller's deterministic machine, or NULL;
+ * called only by subr_sleepqueue.c's sc_sleepq_chain().  A thread of a
+ * deterministic machine, or a plain pthread that is an actor of one,
+ * sleeps on that machine's own chain, so that no other machine's
+ * sleepers touch its run.
  */
 static inline struct sc_sleepq_chain *
 sc__ds_sleepq(struct sc_thread *td)
@@ -215,12 +216,19 @@ sc__ds_sleepq(struct sc_thread *td)
 	return (__builtin_expect(ds != NULL, 0) ? &ds->ds_slpq : NULL);
 }
 
-/* Deterministic mode on (and not yet switched off by destroy). */
+/*
+ * Is an IPI of vectors to a CPU of m taken at a point instead of sent?
+ * Called only by sc__ipi_send() (ipi_sim.c).  In deterministic mode (on,
+ * and not yet switched off by destroy) an IPI is no signal: the target
+ * CPU takes it at one of its own points that the seed picks
+ * (sim_det_token.c, over sc__ipi_poll()), so the sender sends nothing.
+ * IPI_STOP, destroy's, is always a signal.
+ */
 static inline bool
-sc__ds_on(const struct sc_machine *m)
+sc__ds_ipi_at_point(const struct sc_machine *m, uint32_t vectors)
 {
-	return (m->m_ds != NULL && atomic_load_explicit(&m->m_ds->ds_off,
-	    memory_order_relaxed) == 0);
+	return ((vectors & SC_IPI_STOP) == 0 && m->m_ds != NULL &&
+	    atomic_load_explicit(&m->m_ds->ds_off, memory_order_relaxed) == 0);
 }
 
 #endif /* !SC_SIM_DET_H */
