@@ -268,7 +268,18 @@ sc_ds_plain_attach(struct sc_ds *ds)
 /*
  * sc__ds_enter(), for a machine in deterministic mode: a plain pthread
  * that is an actor of it makes it its current machine, without a point
- * (it holds its token: it runs); its first call makes it one.
+ * (it holds its token: it runs); its first call makes it one.  A CPU
+ * pthread, of m or of another machine, stays what it is: an actor of its
+ * own machine only (another machine's CPU runs uncontrolled in m).
+ *
+ * The contract asserted: an actor of m that calls in while m runs holds
+ * m's token.  Every actor gives the token up only at a point and waits
+ * there to get it back, so code outside a point runs only in the holder;
+ * a caller that does not hold it runs beside the holder, and the seed no
+ * longer fixes the run (say, a pthread that called in from a signal
+ * handler of its own while it waited at a point).  ds_cur is read before
+ * ds_off: destroy (or the steps' bound) sets ds_off and lets every actor
+ * run free, without moving ds_cur.
  */
 void
 sc__ds_enter_slow(struct sc_machine *m)
@@ -276,7 +287,14 @@ sc__ds_enter_slow(struct sc_machine *m)
 	struct sc_ds *ds = m->m_ds;
 	struct sc_ds_memb *e;
 
-	if (sc__ds_mine() == ds || atomic_load(&ds->ds_off))
+	if (sc__ds_mine() == ds) {
+		SC_KASSERT(atomic_load(&ds->ds_cur) == sc__ds_idx ||
+		    atomic_load(&ds->ds_off) != 0, , "deterministic mode: "
+		    "actor %d calls into its machine while actor %d holds "
+		    "the run token", sc__ds_idx, atomic_load(&ds->ds_cur));
+		return;
+	}
+	if (atomic_load(&ds->ds_off))
 		return;
 	if (sc__pcpu_get() != NULL)
 		return;
