@@ -152,13 +152,6 @@ sc__spin_unlock(struct sc_spin *sp)
 	sc__ds_point();
 }
 
-bool
-sc__spin_owned(const struct sc_spin *sp)
-{
-	return (atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) ==
-	    sc__owner_self());
-}
-
 /*
  * After a context switch the new thread owns the sched_lock that the old
  * one took (sched_switch() does the same with sched_lock.mtx_lock).

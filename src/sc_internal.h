@@ -426,11 +426,50 @@ void	sc__fork_trampoline(void);
 void	sc__user_enter(void (*fn)(void *), void *arg, void *stacktop);
 
 /* subr_pcpu.c */
-struct sc_pcpu *sc__pcpu_get(void);
-struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler: no noipa call */
+struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler */
 void	sc__pcpu_set(struct sc_pcpu *pc);
-uintptr_t sc__owner_self(void);
+uintptr_t sc__owner_plain(void);
 bool	sc__curthread_kstack(struct sc_range *r);
+
+/* The CPU this pthread is, or NULL: a plain pthread (subr_pcpu.c). */
+extern __thread struct sc_pcpu *sc__pcpu_self SC_TLS_IE;
+
+/*
+ * sc__pcpu_self, read afresh.  A simulated thread may resume on another
+ * CPU pthread after any call that may switch, and the compiler may keep
+ * the address of a TLS variable (the thread pointer) for the whole of a
+ * function, across such a call.  So the read is one volatile asm: an
+ * initial-exec load relative to %fs, whose base the processor reads at
+ * each load; the "memory" clobber keeps the compiler from moving it
+ * across a call or reusing an earlier one.  Inline (before, a function
+ * that was never inlined, SC_NOIPA): the run-queue helpers' lock
+ * assertions pay two loads, not three calls (bench_sched, docs/
+ * benchmarks.md).
+ */
+static inline struct sc_pcpu *
+sc__pcpu_get(void)
+{
+	struct sc_pcpu *pc;
+
+	__asm__ volatile("movq sc__pcpu_self@gottpoff(%%rip), %0\n\t"
+	    "movq %%fs:(%0), %0" : "=r" (pc) : : "memory");
+	return (pc);
+}
+
+/*
+ * Who owns what this pthread locks now: the simulated thread that runs on
+ * it, or on a plain pthread a token of its own (sc__owner_plain()).
+ */
+static inline uintptr_t
+sc__owner_self(void)
+{
+	struct sc_pcpu *pc = sc__pcpu_get();
+
+	if (__builtin_expect(pc != NULL, 1))
+		return ((uintptr_t)atomic_load_explicit(&pc->pc_curthread,
+		    memory_order_relaxed));
+	return (sc__owner_plain());
+}
 
 /* stack_walk_x86.c: the calling pthread's stack ({0, 0} if unknown). */
 struct sc_range sc__pthread_stack(void);
@@ -441,7 +480,6 @@ void	sc__spin_lock(struct sc_machine *m, struct sc_spin *sp);
 int	sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
 	    uint64_t deadline);
 void	sc__spin_unlock(struct sc_spin *sp);
-bool	sc__spin_owned(const struct sc_spin *sp);
 void	sc__spin_handoff(struct sc_spin *sp, struct sc_thread *td);
 int	sc__spin_held_count(void);
 void	sc__spin_release_all(struct sc_pcpu *pc);
@@ -468,6 +506,14 @@ void	sc__host_enter(void);
 void	sc__host_exit(void);
 void	sc__host_lock(pthread_mutex_t *mtx);
 void	sc__host_unlock(pthread_mutex_t *mtx);
+
+/* Does the caller own sp (kern_mutex.c)? */
+static inline bool
+sc__spin_owned(const struct sc_spin *sp)
+{
+	return (atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) ==
+	    sc__owner_self());
+}
 
 /*
  * Lock assertions (mtx_assert(..., MA_OWNED), THREAD_LOCK_ASSERT()): a
