@@ -45,11 +45,8 @@ sc__futex_wait_raw(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 static inline long
 sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 {
-	if (__builtin_expect(sc__ds_active(), 0)) {
-		sc__ds_block(uaddr, val, timeout_ns);
-		sc__ds_wait();
+	if (sc__ds_futex_wait(uaddr, val, timeout_ns))
 		return (0);
-	}
 	return (sc__futex_wait_raw(uaddr, val, timeout_ns));
 }
 
@@ -64,8 +61,7 @@ sc__futex_wake_raw(_Atomic uint32_t *uaddr, int n)
 static inline void
 sc__futex_wake(_Atomic uint32_t *uaddr, int n)
 {
-	if (__builtin_expect(sc__ds_self != NULL, 0) && sc__ds_active())
-		sc__ds_futex_wake(uaddr);
+	sc__ds_futex_wake(uaddr);
 	sc__futex_wake_raw(uaddr, n);
 }
 

@@ -75,7 +75,7 @@ void	sc__ds_cpu_attach(struct sc_pcpu *pc);
 void	sc__ds_enter_slow(struct sc_machine *m);
 void	sc__ds_point_slow(bool waiting);
 void	sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
-void	sc__ds_futex_wake(_Atomic uint32_t *uaddr);
+void	sc__ds_futex_wake_slow(_Atomic uint32_t *uaddr);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 struct sc_ds *sc__ds_next(struct sc_ds *ds);
@@ -214,6 +214,51 @@ sc__ds_sleepq(struct sc_thread *td)
 	else
 		ds = sc__ds_active() ? sc__ds_self : NULL;
 	return (__builtin_expect(ds != NULL, 0) ? &ds->ds_slpq : NULL);
+}
+
+/*
+ * A futex wait on uaddr while it holds val, at most timeout_ns (0: no
+ * bound), in deterministic mode: one scheduling point where the caller
+ * waits, blocked there as a futex waiter is (sc__ds_block()).  True if
+ * so (the caller re-checks its condition, as after a spurious wakeup);
+ * false with the mode off: the caller waits on the futex.  Called only by
+ * sc__futex_wait() (sc_futex.h).
+ */
+static inline bool
+sc__ds_futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+{
+	if (__builtin_expect(!sc__ds_active(), 1))
+		return (false);
+	sc__ds_block(uaddr, val, timeout_ns);
+	sc__ds_wait();
+	return (true);
+}
+
+/*
+ * A wake of uaddr, in deterministic mode by the token's holder: its
+ * waiters are candidates for the token again.  Async-signal-safe.  Called
+ * only by sc__futex_wake() (sc_futex.h), which then wakes the futex.
+ */
+static inline void
+sc__ds_futex_wake(_Atomic uint32_t *uaddr)
+{
+	if (__builtin_expect(sc__ds_self != NULL, 0) && sc__ds_active())
+		sc__ds_futex_wake_slow(uaddr);
+}
+
+/*
+ * cpu_switch()'s sw1wait, before it, in deterministic mode: wait at
+ * points while the new thread's lock *lockp is blocked (its old CPU
+ * still saves its context), so that that CPU gets the token;
+ * cpu_switch()'s own spin then finds the lock already set.  Called only
+ * by sc_switch.h; nothing with the mode off (cpu_switch() spins).
+ */
+static inline void
+sc__ds_sw1wait(_Atomic(struct sc_spin *) *lockp, const struct sc_spin *blocked)
+{
+	while (sc__ds_active() && atomic_load_explicit(lockp,
+	    memory_order_acquire) == blocked)
+		sc__ds_wait();
 }
 
 /*

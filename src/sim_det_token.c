@@ -143,9 +143,9 @@ sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 	sc_ds_blocking = 1;
 }
 
-/* A wake of uaddr (by the holder): its waiters are candidates again. */
+/* sc__ds_futex_wake(), for an actor of a machine that runs. */
 void
-sc__ds_futex_wake(_Atomic uint32_t *uaddr)
+sc__ds_futex_wake_slow(_Atomic uint32_t *uaddr)
 {
 	struct sc_ds *ds = sc__ds_mine();
 	int i, n;
