@@ -354,35 +354,7 @@ struct sc_machine {
 };
 
 #include "sim_det.h"
-
-/*
- * One turn of a wait for another thread, the library's one (the caller
- * tests its condition, then takes a turn), and the one caller of the
- * seam's backoff (sc__ds_backoff()).  SC_TURN_AGAIN: look again (after a
- * pause while spin holds, or in deterministic mode a point where the
- * waiter waits); SC_TURN_BLOCK: block the caller's host way (a futex, a
- * sleep, sched_yield()), then look again; SC_TURN_TIMEDOUT: deadline
- * (sc__ds_clock(); UINT64_MAX: none) has passed.  The clock is read only
- * after a turn that was not a pause.  FreeBSD's spin loops take their
- * turns in lock_delay() (kern/subr_lock.c), which only spins: a simulated
- * CPU's pthread may be descheduled by the host, so past its spin a wait
- * here blocks.
- */
-#define SC_TURN_AGAIN	0
-#define SC_TURN_BLOCK	1
-#define SC_TURN_TIMEDOUT 2
-
-static inline int
-sc__wait_turn(bool spin, uint64_t deadline)
-{
-	int turn = sc__ds_backoff(spin);
-
-	if (turn == SC_DS_PAUSED)
-		return (SC_TURN_AGAIN);
-	if (deadline != UINT64_MAX && sc__ds_clock() >= deadline)
-		return (SC_TURN_TIMEDOUT);
-	return (turn == SC_DS_HOST ? SC_TURN_BLOCK : SC_TURN_AGAIN);
-}
+#include "sc_pcpu.h"
 
 
 #define SC_CNT_INC(m, f) \
@@ -428,48 +400,7 @@ void	sc__user_enter(void (*fn)(void *), void *arg, void *stacktop);
 /* subr_pcpu.c */
 struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler */
 void	sc__pcpu_set(struct sc_pcpu *pc);
-uintptr_t sc__owner_plain(void);
 bool	sc__curthread_kstack(struct sc_range *r);
-
-/* The CPU this pthread is, or NULL: a plain pthread (subr_pcpu.c). */
-extern __thread struct sc_pcpu *sc__pcpu_self SC_TLS_IE;
-
-/*
- * sc__pcpu_self, read afresh.  A simulated thread may resume on another
- * CPU pthread after any call that may switch, and the compiler may keep
- * the address of a TLS variable (the thread pointer) for the whole of a
- * function, across such a call.  So the read is one volatile asm: an
- * initial-exec load relative to %fs, whose base the processor reads at
- * each load; the "memory" clobber keeps the compiler from moving it
- * across a call or reusing an earlier one.  Inline (before, a function
- * that was never inlined, SC_NOIPA): the run-queue helpers' lock
- * assertions pay two loads, not three calls (bench_sched, docs/
- * benchmarks.md).
- */
-static inline struct sc_pcpu *
-sc__pcpu_get(void)
-{
-	struct sc_pcpu *pc;
-
-	__asm__ volatile("movq sc__pcpu_self@gottpoff(%%rip), %0\n\t"
-	    "movq %%fs:(%0), %0" : "=r" (pc) : : "memory");
-	return (pc);
-}
-
-/*
- * Who owns what this pthread locks now: the simulated thread that runs on
- * it, or on a plain pthread a token of its own (sc__owner_plain()).
- */
-static inline uintptr_t
-sc__owner_self(void)
-{
-	struct sc_pcpu *pc = sc__pcpu_get();
-
-	if (__builtin_expect(pc != NULL, 1))
-		return ((uintptr_t)atomic_load_explicit(&pc->pc_curthread,
-		    memory_order_relaxed));
-	return (sc__owner_plain());
-}
 
 /* stack_walk_x86.c: the calling pthread's stack ({0, 0} if unknown). */
 struct sc_range sc__pthread_stack(void);

@@ -173,7 +173,7 @@ sc__cpu_spinwait(void)
 /*
  * One turn of a wait for another thread, the seam of every wait that the
  * host would otherwise end; called only by sc__wait_turn()
- * (sc_internal.h), the library's one wait turn.  An actor of a
+ * (sc_futex.h), the library's one wait turn.  An actor of a
  * deterministic machine waits at a point (whoever it waits for runs when
  * drawn: SC_DS_DRAWN); anyone else pauses while spin holds
  * (SC_DS_PAUSED), and past that is told to wait its host way, a sleep, a
