@@ -950,6 +950,12 @@ test_enter_without_token(void **state)
 	pthread_t t;
 
 	(void)state;
+#if defined(SC_SANITIZER_THREAD)
+	/* TSan delivers an asynchronous signal at a point of its own choice,
+	 * not while the late actor waits in its futex: the handler's call
+	 * would not come at the moment this test sets up. */
+	skip();
+#endif
 	atomic_store(&det_tok_tid, 0);
 	atomic_store(&det_tok_phase, 0);
 	sc_test_panic_reset();
