@@ -182,8 +182,7 @@ sc__ipi_send(struct sc_pcpu *pc, uint32_t vectors)
 	pid_t ktid;
 
 	ktid = atomic_load_explicit(&pc->pc_ktid, memory_order_relaxed);
-	/* Deterministic mode: the target takes it at a point (sim_det.c). */
-	if ((vectors & SC_IPI_STOP) == 0 && sc__ds_on(m))
+	if (sc__ds_ipi_at_point(m, vectors))
 		return;
 	if (ktid != 0 && (vectors & SC_IPI_STOP) == 0)
 		(void)syscall(SYS_tgkill, m->m_pid, ktid, m->m_cfg.ipi_signo);

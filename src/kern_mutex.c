@@ -98,7 +98,7 @@ sc_spin_release(struct sc_spin *sp)
  * taken at once, on top of this frame.  A CPU that holds another spin
  * lock waits with interrupts still off.  lockp: thread_lock()'s td_lock,
  * whose change ends the wait too (NULL: none).  *n counts the turns
- * (sc__ds_backoff()).  0, or ETIMEDOUT at deadline (sc__ds_clock();
+ * (sc__wait_turn()).  0, or ETIMEDOUT at deadline (sc__ds_clock();
  * UINT64_MAX: never), outside the section.  Never inlined: an interrupt
  * taken here shows the wait as a frame of its own, and its caller
  * (sc__spin_lock_until() or sc_thread_lock()) below it.
@@ -120,12 +120,12 @@ sc_spin_wait(struct sc_spin *sp, _Atomic(struct sc_spin *) *lockp,
 			 * Linux (more simulated CPUs than real cores): spin
 			 * briefly, then sleep.
 			 */
-			turn = sc__ds_backoff((*n)++ < SC_SPIN_PAUSES);
-			if (turn == SC_DS_HOST)
-				sc_spin_sleep(sp);
-			if (deadline != UINT64_MAX && turn != SC_DS_PAUSED &&
-			    sc__ds_clock() >= deadline)
+			turn = sc__wait_turn((*n)++ < SC_SPIN_PAUSES,
+			    deadline);
+			if (turn == SC_TURN_TIMEDOUT)
 				return (ETIMEDOUT);
+			if (turn == SC_TURN_BLOCK)
+				sc_spin_sleep(sp);
 		}
 		if (lockp != NULL && atomic_load_explicit(lockp,
 		    memory_order_acquire) != sp)
@@ -219,13 +219,6 @@ sc__spin_unlock(struct sc_spin *sp)
 	sc_spin_release(sp);
 	sc_spinlock_exit();
 	sc__ds_point();
-}
-
-bool
-sc__spin_owned(const struct sc_spin *sp)
-{
-	return (atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) ==
-	    sc__owner_self());
 }
 
 /*

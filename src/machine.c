@@ -466,7 +466,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 			    sc_now_ns() > deadline)
 				break;
 			/* Deterministic: the CPU boots when drawn. */
-			if (sc__ds_backoff(false) == SC_DS_HOST)
+			if (sc__wait_turn(false, UINT64_MAX) == SC_TURN_BLOCK)
 				sc_cpu_event_wait(m, seq);
 		}
 		if (error == 0)

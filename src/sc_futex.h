@@ -1,6 +1,8 @@
 /*
- * Futexes (internal; Linux only), the one copy: the idle loop, the sleep
- * mutexes, the requester's answer wait and thread join all wait on them.
+ * Waits for another thread (internal; Linux only): the futexes, the one
+ * copy (the idle loop, the sleep mutexes, the requester's answer wait and
+ * thread join all wait on them), and the one turn of a spin-then-block
+ * wait, sc__wait_turn().
  * The clock is sc_now_ns() (stackcap/base.h).  In deterministic mode a
  * wait is a scheduling point instead (sim_det.c): whoever would wake the
  * waiter runs only when the waiter gives up the run token.
@@ -45,11 +47,8 @@ sc__futex_wait_raw(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 static inline long
 sc__futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 {
-	if (__builtin_expect(sc__ds_active(), 0)) {
-		sc__ds_block(uaddr, val, timeout_ns);
-		sc__ds_wait();
+	if (sc__ds_futex_wait(uaddr, val, timeout_ns))
 		return (0);
-	}
 	return (sc__futex_wait_raw(uaddr, val, timeout_ns));
 }
 
@@ -64,9 +63,37 @@ sc__futex_wake_raw(_Atomic uint32_t *uaddr, int n)
 static inline void
 sc__futex_wake(_Atomic uint32_t *uaddr, int n)
 {
-	if (__builtin_expect(sc__ds_self != NULL, 0) && sc__ds_active())
-		sc__ds_futex_wake(uaddr);
+	sc__ds_futex_wake(uaddr);
 	sc__futex_wake_raw(uaddr, n);
+}
+
+/*
+ * One turn of a wait for another thread, the library's one (the caller
+ * tests its condition, then takes a turn), and the one caller of the
+ * seam's backoff (sc__ds_backoff()).  SC_TURN_AGAIN: look again (after a
+ * pause while spin holds, or in deterministic mode a point where the
+ * waiter waits); SC_TURN_BLOCK: block the caller's host way (a futex, a
+ * sleep, sched_yield()), then look again; SC_TURN_TIMEDOUT: deadline
+ * (sc__ds_clock(); UINT64_MAX: none) has passed.  The clock is read only
+ * after a turn that was not a pause.  FreeBSD's spin loops take their
+ * turns in lock_delay() (kern/subr_lock.c), which only spins: a simulated
+ * CPU's pthread may be descheduled by the host, so past its spin a wait
+ * here blocks.
+ */
+#define SC_TURN_AGAIN	0
+#define SC_TURN_BLOCK	1
+#define SC_TURN_TIMEDOUT 2
+
+static inline int
+sc__wait_turn(bool spin, uint64_t deadline)
+{
+	int turn = sc__ds_backoff(spin);
+
+	if (turn == SC_DS_PAUSED)
+		return (SC_TURN_AGAIN);
+	if (deadline != UINT64_MAX && sc__ds_clock() >= deadline)
+		return (SC_TURN_TIMEDOUT);
+	return (turn == SC_DS_HOST ? SC_TURN_BLOCK : SC_TURN_AGAIN);
 }
 
 #endif /* !SC_FUTEX_H */

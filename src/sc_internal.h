@@ -375,6 +375,7 @@ struct sc_machine {
 };
 
 #include "sim_det.h"
+#include "sc_pcpu.h"
 
 
 #define SC_CNT_INC(m, f) \
@@ -418,10 +419,8 @@ void	sc__fork_trampoline(void);
 void	sc__user_enter(void (*fn)(void *), void *arg, void *stacktop);
 
 /* subr_pcpu.c */
-struct sc_pcpu *sc__pcpu_get(void);
-struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler: no noipa call */
+struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler */
 void	sc__pcpu_set(struct sc_pcpu *pc);
-uintptr_t sc__owner_self(void);
 bool	sc__curthread_kstack(struct sc_range *r);
 
 /* stack_walk_x86.c: the calling pthread's stack ({0, 0} if unknown). */
@@ -433,7 +432,6 @@ void	sc__spin_lock(struct sc_machine *m, struct sc_spin *sp);
 int	sc__spin_lock_until(struct sc_machine *m, struct sc_spin *sp,
 	    uint64_t deadline);
 void	sc__spin_unlock(struct sc_spin *sp);
-bool	sc__spin_owned(const struct sc_spin *sp);
 void	sc__spin_handoff(struct sc_spin *sp, struct sc_thread *td);
 int	sc__spin_held_count(void);
 void	sc__spin_release_all(struct sc_pcpu *pc);
@@ -460,6 +458,14 @@ void	sc__host_enter(void);
 void	sc__host_exit(void);
 void	sc__host_lock(pthread_mutex_t *mtx);
 void	sc__host_unlock(pthread_mutex_t *mtx);
+
+/* Does the caller own sp (kern_mutex.c)? */
+static inline bool
+sc__spin_owned(const struct sc_spin *sp)
+{
+	return (atomic_load_explicit(&sp->sp_owner, memory_order_relaxed) ==
+	    sc__owner_self());
+}
 
 /*
  * Lock assertions (mtx_assert(..., MA_OWNED), THREAD_LOCK_ASSERT()): a

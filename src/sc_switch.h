@@ -28,14 +28,7 @@ sc__sched_cpu_switch(struct sc_pcpu *pc, struct sc_thread *td,
 	int last = atomic_load(&newtd->td_lastcpu);
 	bool dying;
 
-	/*
-	 * Deterministic mode: sw1wait here, at points, so that the CPU that
-	 * still saves newtd gets the token; cpu_switch()'s own spin then
-	 * finds newtd's lock already set.
-	 */
-	while (sc__ds_active() && atomic_load_explicit(&newtd->td_lock,
-	    memory_order_acquire) == &sc__blocked_lock)
-		sc__ds_wait();
+	sc__ds_sw1wait(&newtd->td_lock, &sc__blocked_lock);
 	if (last != SC_NOCPU && last != pc->pc_cpuid)
 		SC_CNT_INC(m, migrations);
 	atomic_store(&newtd->td_lastcpu, pc->pc_cpuid);

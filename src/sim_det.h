@@ -75,7 +75,7 @@ void	sc__ds_cpu_attach(struct sc_pcpu *pc);
 void	sc__ds_enter_slow(struct sc_machine *m);
 void	sc__ds_point_slow(bool waiting);
 void	sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns);
-void	sc__ds_futex_wake(_Atomic uint32_t *uaddr);
+void	sc__ds_futex_wake_slow(_Atomic uint32_t *uaddr);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 struct sc_ds *sc__ds_next(struct sc_ds *ds);
@@ -172,12 +172,12 @@ sc__cpu_spinwait(void)
 
 /*
  * One turn of a wait for another thread, the seam of every wait that the
- * host would otherwise end: an actor of a deterministic machine waits at
- * a point (whoever it waits for runs when drawn: SC_DS_DRAWN); anyone
- * else pauses while spin holds (SC_DS_PAUSED), and past that is told to
- * wait its host way, a sleep, a futex or sched_yield() (SC_DS_HOST).  A
- * caller that bounds its wait reads the clock after a turn that was not a
- * pause.
+ * host would otherwise end; called only by sc__wait_turn()
+ * (sc_futex.h), the library's one wait turn.  An actor of a
+ * deterministic machine waits at a point (whoever it waits for runs when
+ * drawn: SC_DS_DRAWN); anyone else pauses while spin holds
+ * (SC_DS_PAUSED), and past that is told to wait its host way, a sleep, a
+ * futex or sched_yield() (SC_DS_HOST).
  */
 #define SC_DS_PAUSED	0
 #define SC_DS_DRAWN	1
@@ -198,10 +198,11 @@ sc__ds_backoff(bool spin)
 }
 
 /*
- * The sleep-queue chain of the caller's deterministic machine, or NULL
- * (subr_sleepqueue.c): a thread of a deterministic machine, or a plain
- * pthread that is an actor of one, sleeps on that machine's own chain, so
- * that no other machine's sleepers touch its run.
+ * The sleep-queue chain of the caller's deterministic machine, or NULL;
+ * called only by subr_sleepqueue.c's sc_sleepq_chain().  A thread of a
+ * deterministic machine, or a plain pthread that is an actor of one,
+ * sleeps on that machine's own chain, so that no other machine's
+ * sleepers touch its run.
  */
 static inline struct sc_sleepq_chain *
 sc__ds_sleepq(struct sc_thread *td)
@@ -215,12 +216,64 @@ sc__ds_sleepq(struct sc_thread *td)
 	return (__builtin_expect(ds != NULL, 0) ? &ds->ds_slpq : NULL);
 }
 
-/* Deterministic mode on (and not yet switched off by destroy). */
+/*
+ * A futex wait on uaddr while it holds val, at most timeout_ns (0: no
+ * bound), in deterministic mode: one scheduling point where the caller
+ * waits, blocked there as a futex waiter is (sc__ds_block()).  True if
+ * so (the caller re-checks its condition, as after a spurious wakeup);
+ * false with the mode off: the caller waits on the futex.  Called only by
+ * sc__futex_wait() (sc_futex.h).
+ */
 static inline bool
-sc__ds_on(const struct sc_machine *m)
+sc__ds_futex_wait(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 {
-	return (m->m_ds != NULL && atomic_load_explicit(&m->m_ds->ds_off,
-	    memory_order_relaxed) == 0);
+	if (__builtin_expect(!sc__ds_active(), 1))
+		return (false);
+	sc__ds_block(uaddr, val, timeout_ns);
+	sc__ds_wait();
+	return (true);
+}
+
+/*
+ * A wake of uaddr, in deterministic mode by the token's holder: its
+ * waiters are candidates for the token again.  Async-signal-safe.  Called
+ * only by sc__futex_wake() (sc_futex.h), which then wakes the futex.
+ */
+static inline void
+sc__ds_futex_wake(_Atomic uint32_t *uaddr)
+{
+	if (__builtin_expect(sc__ds_self != NULL, 0) && sc__ds_active())
+		sc__ds_futex_wake_slow(uaddr);
+}
+
+/*
+ * cpu_switch()'s sw1wait, before it, in deterministic mode: wait at
+ * points while the new thread's lock *lockp is blocked (its old CPU
+ * still saves its context), so that that CPU gets the token;
+ * cpu_switch()'s own spin then finds the lock already set.  Called only
+ * by sc_switch.h; nothing with the mode off (cpu_switch() spins).
+ */
+static inline void
+sc__ds_sw1wait(_Atomic(struct sc_spin *) *lockp, const struct sc_spin *blocked)
+{
+	while (sc__ds_active() && atomic_load_explicit(lockp,
+	    memory_order_acquire) == blocked)
+		sc__ds_wait();
+}
+
+/*
+ * Is an IPI of vectors to a CPU of m taken at a point instead of sent?
+ * Called only by sc__ipi_send() (ipi_sim.c).  In deterministic mode (on,
+ * and not yet switched off by destroy) an IPI is no signal: the target
+ * CPU takes it at one of its own points that the seed picks
+ * (sim_det_token.c, over sc__ipi_poll()), so the sender sends nothing.
+ * IPI_STOP, destroy's, is always a signal.
+ */
+static inline bool
+sc__ds_ipi_at_point(const struct sc_machine *m, uint32_t vectors)
+{
+	return ((vectors & SC_IPI_STOP) == 0 && m->m_ds != NULL &&
+	    atomic_load_explicit(&m->m_ds->ds_off, memory_order_relaxed) == 0);
 }
 
 #endif /* !SC_SIM_DET_H */

@@ -160,7 +160,8 @@ sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag, uint64_t deadline)
 		now = sc__ds_clock();
 		if (now >= deadline)
 			break;
-		if (sc__ds_backoff(now < spin_until) != SC_DS_HOST)
+		if (sc__wait_turn(now < spin_until, UINT64_MAX) !=
+		    SC_TURN_BLOCK)
 			continue;
 		atomic_store(&si->si_waiting, 1);
 		if (atomic_load_explicit(&si->si_td,
@@ -300,7 +301,7 @@ sc_stack_save_nocpu_wait(const struct sc_machine *m, struct sc_thread *td,
 	    TD_IS_RUNNING(td); n++) {
 		if (n % 64 == 0 && !sc_stack_save_in_time(m, deadline))
 			return;
-		if (sc__ds_backoff(n < 64) == SC_DS_HOST)
+		if (sc__wait_turn(n < 64, UINT64_MAX) == SC_TURN_BLOCK)
 			sched_yield();
 	}
 }

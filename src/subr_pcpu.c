@@ -8,43 +8,30 @@
  */
 #include "sc_internal.h"
 
-/* The CPU this pthread is, or NULL for a plain pthread. */
-static __thread struct sc_pcpu *sc_pcpu_self SC_TLS_IE;
+/* The CPU this pthread is, or NULL; read through sc__pcpu_get(). */
+__thread struct sc_pcpu *sc__pcpu_self SC_TLS_IE;
 /* A per-pthread token that owns locks taken outside the machine. */
 static __thread char sc_pthread_token SC_TLS_IE;
 
 void
 sc__pcpu_set(struct sc_pcpu *pc)
 {
-	sc_pcpu_self = pc;
+	sc__pcpu_self = pc;
 }
 
 struct sc_pcpu *
 sc__pcpu_handler(void)
 {
-	return (sc_pcpu_self);
+	return (sc__pcpu_self);
 }
 
 /*
- * A simulated thread may resume on another CPU pthread after any call that
- * may switch, and the compiler may keep the address of a TLS variable for
- * the whole of a function.  This function is never inlined nor analysed
- * (noipa), so every call reads the current pthread's value afresh.
+ * sc__owner_self() of a plain pthread, which never switches stacks: the
+ * address of its token may be computed once.
  */
-SC_NOIPA struct sc_pcpu *
-sc__pcpu_get(void)
-{
-	return (sc_pcpu_self);
-}
-
 uintptr_t
-sc__owner_self(void)
+sc__owner_plain(void)
 {
-	struct sc_pcpu *pc = sc__pcpu_get();
-
-	if (pc != NULL)
-		return ((uintptr_t)atomic_load_explicit(&pc->pc_curthread,
-		    memory_order_relaxed));
 	return ((uintptr_t)&sc_pthread_token);
 }
 

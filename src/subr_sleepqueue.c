@@ -156,7 +156,7 @@ sc_sleepq_broadcast_chain(struct sc_sleepq_chain *sc, const void *wchan)
 void
 sc__sleepq_broadcast(const void *wchan)
 {
-	struct sc_sleepq_chain *det = sc__ds_sleepq(sc_curthread()),
+	struct sc_sleepq_chain *mine = sc_sleepq_chain(wchan),
 	    *real = &sc_sleepq_chains[SC_SLEEPQ_HASH(wchan)];
 	struct sc_ds *ds;
 
@@ -171,8 +171,8 @@ sc__sleepq_broadcast(const void *wchan)
 	SC_KASSERT(sc__spin_held_count() == 0, , "wakeup(%p) with a spin "
 	    "lock held (a thread lock, or a sleep-queue chain lock held?)",
 	    wchan);
-	if (det != NULL) {
-		sc_sleepq_broadcast_chain(det, wchan);
+	if (mine != real) {		/* a deterministic machine's */
+		sc_sleepq_broadcast_chain(mine, wchan);
 		if (atomic_load(&sc_sleepq_nreal) > 0)
 			sc_sleepq_broadcast_chain(real, wchan);
 		return;

@@ -1,0 +1,202 @@
+/*
+ * Deterministic simulation: the run token and the scheduling points
+ * (sim_det.c has the whole picture).  Exactly one actor holds the token;
+ * at each point the holder draws the next (sim_det_choose.c), gives it
+ * the token and waits to get it back.  A pending IPI is taken at a point
+ * that the draw picks, and walks from that point's frame.
+ *
+ * No kernel counterpart.
+ */
+#include <stdio.h>
+
+#include "sc_internal.h"
+#include "sc_futex.h"
+#include "sim_det_var.h"
+
+#define SC_DS_STUCK_NS	(10ull * 1000 * 1000 * 1000)
+
+static __thread int sc_ds_inpoint SC_TLS_IE;
+static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
+
+/* Wait until this actor holds the token (or the mode is off). */
+static void
+sc_ds_wait_token(struct sc_ds *ds, int me)
+{
+	struct sc_ds_actor *a = &ds->ds_actor[me];
+	uint64_t start = 0, now;
+
+	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0) {
+		sc__futex_wait_raw(&a->a_go, 0, 100 * 1000 * 1000L);
+		now = sc_now_ns();
+		if (start == 0)
+			start = now;
+		else if (now - start > SC_DS_STUCK_NS &&
+		    atomic_exchange(&ds->ds_stuck, 1) == 0)
+			fprintf(stderr, "stackcap: deterministic mode: actor "
+			    "%d has waited 10 s for the run token, held by "
+			    "actor %d: does a pthread block outside the "
+			    "library, or drive another machine for long, "
+			    "while it holds it?\n", me,
+			    atomic_load(&ds->ds_cur));
+	}
+}
+
+/* The token goes to next (its holder gave it up). */
+static void
+sc_ds_give(struct sc_ds *ds, int next)
+{
+	struct sc_ds_actor *b = &ds->ds_actor[next];
+
+	b->a_state = SC_DS_RUNNING;
+	atomic_store(&ds->ds_cur, next);
+	atomic_store(&b->a_go, 1);
+	sc__futex_wake_raw(&b->a_go, 1);
+}
+
+/* Give the token from me to next, then wait for it to come back. */
+static void
+sc_ds_handoff(struct sc_ds *ds, int me, int next)
+{
+	struct sc_ds_actor *a = &ds->ds_actor[me];
+
+	a->a_state = SC_DS_WAITING;
+	atomic_store(&a->a_go, 0);
+	sc_ds_give(ds, next);
+	sc_ds_wait_token(ds, me);
+}
+
+/*
+ * A plain pthread exits, an actor of sc__ds_self: a last scheduling
+ * point, where it leaves for good and hands the token on (it holds it: it
+ * runs).  Before, a pthread that exited took the token with it and the
+ * machine stopped.
+ */
+void
+sc__ds_point_exit(void)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	struct sc_ds_actor *a;
+	int me = sc__ds_idx, next, i, n;
+
+	if (ds == NULL || atomic_load(&ds->ds_off) ||
+	    ds->ds_actor[me].a_cpu >= 0 || atomic_load(&ds->ds_cur) != me) {
+		sc__ds_leave();
+		return;
+	}
+	(void)sc__ds_tick(ds);
+	next = sc__ds_choose(ds, me, true);
+	if (next == me) {
+		/* Every other actor is a blocked futex waiter, and none will
+		 * run to end a bound: they poll again. */
+		n = atomic_load(&ds->ds_nactor);
+		for (i = 0; i < n; i++)
+			ds->ds_actor[i].a_wuaddr = NULL;
+		next = sc__ds_choose(ds, me, true);
+	}
+	a = &ds->ds_actor[me];
+	a->a_state = SC_DS_GONE;
+	atomic_store(&a->a_go, 0);
+	sc__ds_leave();
+	if (next != me)
+		sc_ds_give(ds, next);
+	/* else no one waits: nothing can run */
+}
+
+/* The IPIs pending on this CPU, taken at this point if the draw says so. */
+static void
+sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
+{
+	struct sc_pcpu *pc;
+	int cpu = ds->ds_actor[me].a_cpu;
+
+	if (cpu < 0)
+		return;
+	pc = &ds->ds_m->m_pcpu[cpu];
+	if (atomic_load(&pc->pc_ipi_pending) == 0 ||
+	    atomic_load(&pc->pc_curthread) == NULL)
+		return;
+	if (!sc__ds_draw_ipi(ds))
+		return;			/* later: at another point */
+	sc__ipi_poll(pc, rbp, rip);
+}
+
+/*
+ * The next point of this actor is a futex wait on uaddr (sc_futex.h).
+ * Under the random chooser only: under PCT a waiter's polls hand the token
+ * to a random actor (sc__ds_choose()), and without them PCT found less
+ * (bench_explore: the snapshot body reached its window in 59 of 100 seeds
+ * instead of 95 under ULE; no-proc-lock failed in 21 instead of 49 under
+ * 4BSD), while the random chooser found as much, in less time.
+ */
+void
+sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	struct sc_ds_actor *a;
+
+	if (ds == NULL || sc_ds_inpoint || ds->ds_pct_depth != 0)
+		return;
+	a = &ds->ds_actor[sc__ds_idx];
+	a->a_wuaddr = uaddr;
+	a->a_wval = val;
+	a->a_wuntil = sc__ds_step_after(ds, timeout_ns);
+	sc_ds_blocking = 1;
+}
+
+/* sc__ds_futex_wake(), for an actor of a machine that runs. */
+void
+sc__ds_futex_wake_slow(_Atomic uint32_t *uaddr)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	int i, n;
+
+	if (ds == NULL)
+		return;
+	n = atomic_load(&ds->ds_nactor);
+	for (i = 0; i < n; i++)
+		if (ds->ds_actor[i].a_wuaddr == uaddr)
+			ds->ds_actor[i].a_wuaddr = NULL;
+}
+
+static void
+sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	int me, next;
+
+	if (ds == NULL || sc_ds_inpoint || atomic_load(&ds->ds_off))
+		return;
+	sc_ds_inpoint = 1;
+	me = sc__ds_idx;
+	/* A CPU's first point, or a plain pthread's first call. */
+	sc_ds_wait_token(ds, me);
+	if (!sc_ds_blocking)
+		ds->ds_actor[me].a_wuaddr = NULL;
+	sc_ds_blocking = 0;
+	if (!sc__ds_tick(ds)) {
+		/* Let the machine run free rather than spin for ever. */
+		fprintf(stderr, "stackcap: deterministic mode: %ju steps "
+		    "without an end (a livelock?); the machine runs with real "
+		    "concurrency from here on\n", (uintmax_t)ds->ds_step);
+		sc__ds_stop(ds->ds_m);
+		sc_ds_inpoint = 0;
+		return;
+	}
+	next = sc__ds_choose(ds, me, waiting);
+	if (next != me)
+		sc_ds_handoff(ds, me, next);
+	ds->ds_actor[me].a_wuaddr = NULL;
+	sc_ds_poll_ipi(ds, me, rbp, rip);
+	sc_ds_inpoint = 0;
+}
+
+/*
+ * A scheduling point (sc__ds_point(), sc__ds_wait()): an IPI taken here
+ * walks from this function's frame, so it is never inlined.
+ */
+__attribute__((noinline)) void
+sc__ds_point_slow(bool waiting)
+{
+	sc_ds_point1((uintptr_t)__builtin_frame_address(0),
+	    (uintptr_t)__builtin_return_address(0), waiting);
+}
