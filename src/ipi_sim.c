@@ -103,7 +103,11 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 
 	(void)sig;
 	(void)si;
-	if (pc != NULL) {		/* else not a CPU pthread: ignore */
+	if (pc != NULL && sc__ds_on(pc->pc_machine)) {
+		/* Deterministic mode: no IPI is a signal (sim_det.c). */
+		sc_ipi_frame(pc, uc, &frame);
+		sc__ds_takeback(pc, frame.if_rbp, frame.if_rip);
+	} else if (pc != NULL) {	/* else not a CPU pthread: ignore */
 		/* Odd while inside: a timed-out requester reads the
 		 * pthread's mask, which holds the signal here. */
 		atomic_fetch_add(&pc->pc_handler_gen, 1);

@@ -163,6 +163,7 @@ sc__ds_init(struct sc_machine *m)
 	atomic_store(&ds->ds_actor[i].a_go, 1);
 	ds->ds_cur = i;
 	atomic_store(&ds->ds_nactor, i + 1);
+	sc__ds_clock_init(ds);
 	m->m_ds = ds;
 	sc__ds_adopt(ds, i, &mask);	/* and stays one of the others */
 	return (0);

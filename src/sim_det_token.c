@@ -17,8 +17,13 @@
 
 static __thread int sc_ds_inpoint SC_TLS_IE;
 static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
+static __thread int sc_ds_inhandler SC_TLS_IE;	/* sc__ds_takeback() runs */
 
-/* Wait until this actor holds the token (or the mode is off). */
+/*
+ * Wait until this actor holds the token (or the mode is off), watching
+ * the holder meanwhile (sc__ds_watch()).  Async-signal-safe in the
+ * take-back's handler, which makes no report.
+ */
 static void
 sc_ds_wait_token(struct sc_ds *ds, int me)
 {
@@ -26,11 +31,14 @@ sc_ds_wait_token(struct sc_ds *ds, int me)
 	uint64_t start = 0, now;
 
 	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0) {
-		sc__futex_wait_raw(&a->a_go, 0, 100 * 1000 * 1000L);
+		sc__futex_wait_raw(&a->a_go, 0, SC_DS_WATCH_NS);
+		if (atomic_load(&a->a_go) != 0)
+			break;
+		sc__ds_watch(ds);
 		now = sc_now_ns();
 		if (start == 0)
 			start = now;
-		else if (now - start > SC_DS_STUCK_NS &&
+		else if (now - start > SC_DS_STUCK_NS && !sc_ds_inhandler &&
 		    atomic_exchange(&ds->ds_stuck, 1) == 0)
 			fprintf(stderr, "stackcap: deterministic mode: actor "
 			    "%d has waited 10 s for the run token, held by "
@@ -158,11 +166,24 @@ sc__ds_futex_wake(_Atomic uint32_t *uaddr)
 			ds->ds_actor[i].a_wuaddr = NULL;
 }
 
+/*
+ * The clock interrupt of a virtual tick on pc, at a point whose frame is
+ * (rbp, rip) (sc__ds_tick_due() said it is due).  No point is open: what
+ * the interrupt does may make points and switch threads.
+ */
+static void
+sc_ds_clock_intr(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
+{
+	(void)rbp;
+	(void)rip;
+	SC_CNT_INC(pc->pc_machine, sim_ticks);
+}
+
 static void
 sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 {
 	struct sc_ds *ds = sc__ds_mine();
-	int me, next;
+	int me, next, cpu;
 
 	if (ds == NULL || sc_ds_inpoint || atomic_load(&ds->ds_off))
 		return;
@@ -173,8 +194,9 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	if (!sc_ds_blocking)
 		ds->ds_actor[me].a_wuaddr = NULL;
 	sc_ds_blocking = 0;
-	if (!sc__ds_tick(ds)) {
-		/* Let the machine run free rather than spin for ever. */
+	if (!sc__ds_tick(ds) && !sc_ds_inhandler) {
+		/* Let the machine run free rather than spin for ever (not
+		 * from a signal handler: the next point outside one). */
 		fprintf(stderr, "stackcap: deterministic mode: %ju steps "
 		    "without an end (a livelock?); the machine runs with real "
 		    "concurrency from here on\n", (uintmax_t)ds->ds_step);
@@ -188,6 +210,53 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	ds->ds_actor[me].a_wuaddr = NULL;
 	sc_ds_poll_ipi(ds, me, rbp, rip);
 	sc_ds_inpoint = 0;
+	cpu = ds->ds_actor[me].a_cpu;
+	if (cpu >= 0 && sc__ds_tick_due(&ds->ds_m->m_pcpu[cpu]))
+		sc_ds_clock_intr(&ds->ds_m->m_pcpu[cpu], rbp, rip);
+}
+
+/*
+ * The take-back (sim_det_clock.c), in the IPI signal's handler on the
+ * holder's CPU pthread, which a waiter signalled: in deterministic mode
+ * no IPI is a signal, so a signal is this, or one that came late.  If
+ * this CPU still holds the token at the step it was stuck at, the
+ * interrupted code ran until the CPU's next virtual tick and makes a
+ * point there, as a waiter (it spins, presumably for another actor), with
+ * the interrupted frame (rbp, rip) as the point's: an IPI taken there
+ * walks the interrupted chain, as the signal handler's does in real
+ * mode.  Only where a point is safe: interrupts enabled (no spin lock
+ * held on this CPU), no host lock held (td_hostlocks: the next holder
+ * might wait for it), and not in libc, the loader or a sanitizer runtime
+ * (m_nostop: they may hold locks of their own); else the waiter asks
+ * again later.  Async-signal-safe: futexes, atomics and this pthread's
+ * own TLS; no lock, no allocation (the caller saves errno).
+ */
+void
+sc__ds_takeback(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_thread *td;
+	uint64_t kick;
+	int me = sc__ds_idx;
+
+	if (ds == NULL || sc_ds_inpoint || sc_ds_inhandler ||
+	    atomic_load(&ds->ds_off))
+		return;
+	kick = atomic_exchange(&ds->ds_kick, 0);
+	if (atomic_load(&ds->ds_cur) != me || kick != ds->ds_step + 1)
+		return;			/* it passed a point since */
+	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	if (atomic_load_explicit(&pc->pc_spinlock_count,
+	    memory_order_relaxed) != 0 || td == NULL ||
+	    atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) !=
+	    0 || sc_pc_in_text(rip, m->m_nostop, m->m_nnostop))
+		return;
+	sc_ds_inhandler = 1;
+	SC_CNT_INC(m, sim_takebacks);
+	sc__ds_spin_to_tick(ds, me);
+	sc_ds_point1(rbp, rip, true);
+	sc_ds_inhandler = 0;
 }
 
 /*

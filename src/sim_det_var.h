@@ -35,7 +35,11 @@ int	sc__ds_choose(struct sc_ds *ds, int me, bool waiting);
 bool	sc__ds_draw_ipi(struct sc_ds *ds);
 
 /* sim_det_clock.c */
+#define SC_DS_WATCH_NS	(1000 * 1000L)	/* a waiter looks at the holder */
+void	sc__ds_clock_init(struct sc_ds *ds);
 bool	sc__ds_tick(struct sc_ds *ds);
+void	sc__ds_spin_to_tick(struct sc_ds *ds, int me);
+void	sc__ds_watch(struct sc_ds *ds);
 uint64_t sc__ds_step_after(const struct sc_ds *ds, long timeout_ns);
 
 #endif /* !SC_SIM_DET_VAR_H */
