@@ -47,7 +47,7 @@
  * loop of its own.  Its CPU time, not real time: a holder that Linux
  * does not run (a loaded host) is not stuck.
  */
-#define SC_DS_TAKEBACK_NS (2ull * 1000 * 1000)
+#define SC_DS_TAKEBACK_NS (500ull * 1000)
 
 /* The clock of a new machine's CPUs: the first tick one tick in. */
 void

@@ -224,11 +224,15 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
  * point there, as a waiter (it spins, presumably for another actor), with
  * the interrupted frame (rbp, rip) as the point's: an IPI taken there
  * walks the interrupted chain, as the signal handler's does in real
- * mode.  Only where a point is safe: interrupts enabled (no spin lock
- * held on this CPU), no host lock held (td_hostlocks: the next holder
- * might wait for it), and not in libc, the loader or a sanitizer runtime
- * (m_nostop: they may hold locks of their own); else the waiter asks
- * again later.  Async-signal-safe: futexes, atomics and this pthread's
+ * mode.  Only where a point is safe: no host lock held (td_hostlocks:
+ * the next holder might block on it, outside any point), and not in libc,
+ * the loader or a sanitizer runtime (m_nostop: they may hold locks of
+ * their own); else the waiter asks again later.  With interrupts disabled
+ * (a spin lock held, a hook in a switch) it is taken back too: the
+ * take-back is no interrupt of the simulated CPU but the other CPUs
+ * running beside it, as they do in real mode whatever its interrupt flag
+ * says, and a spin lock it holds is waited for at points.  The IPI polled
+ * at that point is deferred, and so is the tick, as interrupts are.  Async-signal-safe: futexes, atomics and this pthread's
  * own TLS; no lock, no allocation (the caller saves errno).
  */
 void
@@ -247,9 +251,7 @@ sc__ds_takeback(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 	if (atomic_load(&ds->ds_cur) != me || kick != ds->ds_step + 1)
 		return;			/* it passed a point since */
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
-	if (atomic_load_explicit(&pc->pc_spinlock_count,
-	    memory_order_relaxed) != 0 || td == NULL ||
-	    atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) !=
+	if (td == NULL || atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) !=
 	    0 || sc_pc_in_text(rip, m->m_nostop, m->m_nnostop))
 		return;
 	sc_ds_inhandler = 1;

@@ -35,7 +35,8 @@ int	sc__ds_choose(struct sc_ds *ds, int me, bool waiting);
 bool	sc__ds_draw_ipi(struct sc_ds *ds);
 
 /* sim_det_clock.c */
-#define SC_DS_WATCH_NS	(1000 * 1000L)	/* a waiter looks at the holder */
+/* A waiter for the token looks at the holder this often. */
+#define SC_DS_WATCH_NS	(250 * 1000L)
 void	sc__ds_clock_init(struct sc_ds *ds);
 bool	sc__ds_tick(struct sc_ds *ds);
 void	sc__ds_spin_to_tick(struct sc_ds *ds, int me);

@@ -413,6 +413,19 @@ sc_test_spawn_ithread(const char *name, void (*fn)(void *), void *arg)
 }
 
 /*
+ * STACKCAP_SEED makes every machine of this process deterministic (a seed
+ * other than 0, read as the library reads it): a test of what only real
+ * concurrency has (an IPI signal that a CPU blocks) skips.  Any thread.
+ */
+static inline bool
+sc_test_env_det(void)
+{
+	uint64_t seed;
+
+	return (sc__env_seed(&seed) && seed != 0);
+}
+
+/*
  * sc_test_seeds(body, arg, n): run body(seed, arg) in deterministic mode
  * for the seeds 1..n, or only for STACKCAP_SEED when it holds a seed (the
  * replay; read as the library reads it, src/machine.c); body returns 0,
