@@ -75,18 +75,21 @@ sc__ds_tick(struct sc_ds *ds)
 }
 
 /*
- * The holder me, a CPU interrupted in a loop of its own: virtual time runs
- * to just before the CPU's next tick, so that the point it makes now (one
- * more step) takes that tick.  Without a clock, one step.
- * Async-signal-safe.
+ * A CPU interrupted in a loop of its own: virtual time runs to just
+ * before the next tick, so that the point it makes now (one more step)
+ * falls on it.  The next tick of the clock, not of this CPU (a_tick_next
+ * stays where it is while interrupts are disabled): a CPU that spins with
+ * interrupts disabled still moves time a tick at each take-back, so that
+ * a bound that waits for it passes in as many take-backs as it has ticks.
+ * Without a clock, one step.  Async-signal-safe.
  */
 void
-sc__ds_spin_to_tick(struct sc_ds *ds, int me)
+sc__ds_spin_to_tick(struct sc_ds *ds)
 {
-	uint64_t next = ds->ds_actor[me].a_tick_next;
+	uint64_t n = ds->ds_tick_steps;
 
-	if (ds->ds_tick_steps != 0 && ds->ds_step + 1 < next)
-		ds->ds_step = next - 1;
+	if (n != 0)
+		ds->ds_step = (ds->ds_step / n + 1) * n - 1;
 }
 
 /*

@@ -256,7 +256,7 @@ sc__ds_takeback(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 		return;
 	sc_ds_inhandler = 1;
 	SC_CNT_INC(m, sim_takebacks);
-	sc__ds_spin_to_tick(ds, me);
+	sc__ds_spin_to_tick(ds);
 	sc_ds_point1(rbp, rip, true);
 	sc_ds_inhandler = 0;
 }

@@ -39,7 +39,7 @@ bool	sc__ds_draw_ipi(struct sc_ds *ds);
 #define SC_DS_WATCH_NS	(250 * 1000L)
 void	sc__ds_clock_init(struct sc_ds *ds);
 bool	sc__ds_tick(struct sc_ds *ds);
-void	sc__ds_spin_to_tick(struct sc_ds *ds, int me);
+void	sc__ds_spin_to_tick(struct sc_ds *ds);
 void	sc__ds_watch(struct sc_ds *ds);
 uint64_t sc__ds_step_after(const struct sc_ds *ds, long timeout_ns);
 
