@@ -91,8 +91,8 @@ void	sc__ds_futex_wake(_Atomic uint32_t *uaddr);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 struct sc_ds *sc__ds_next(struct sc_ds *ds);
-void	sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
-void	sc__ds_takeback(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
+void	sc__ipi_poll(struct sc_pcpu *pc, const struct sc_intr_frame *at);
+void	sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame);
 bool	sc__ds_tick_due(struct sc_pcpu *pc);
 
 /*

@@ -112,7 +112,7 @@ sc__ds_point_exit(void)
 
 /* The IPIs pending on this CPU, taken at this point if the draw says so. */
 static void
-sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
+sc_ds_poll_ipi(struct sc_ds *ds, int me, const struct sc_intr_frame *at)
 {
 	struct sc_pcpu *pc;
 	int cpu = ds->ds_actor[me].a_cpu;
@@ -125,7 +125,7 @@ sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
 		return;
 	if (!sc__ds_draw_ipi(ds))
 		return;			/* later: at another point */
-	sc__ipi_poll(pc, rbp, rip);
+	sc__ipi_poll(pc, at);
 }
 
 /*
@@ -168,19 +168,18 @@ sc__ds_futex_wake(_Atomic uint32_t *uaddr)
 
 /*
  * The clock interrupt of a virtual tick on pc, at a point whose frame is
- * (rbp, rip) (sc__ds_tick_due() said it is due).  No point is open: what
- * the interrupt does may make points and switch threads.
+ * at (sc__ds_tick_due() said it is due).  No point is open: what the
+ * interrupt does may make points and switch threads.
  */
 static void
-sc_ds_clock_intr(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
+sc_ds_clock_intr(struct sc_pcpu *pc, const struct sc_intr_frame *at)
 {
-	(void)rbp;
-	(void)rip;
+	(void)at;
 	SC_CNT_INC(pc->pc_machine, sim_ticks);
 }
 
 static void
-sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
+sc_ds_point1(const struct sc_intr_frame *at, bool waiting)
 {
 	struct sc_ds *ds = sc__ds_mine();
 	int me, next, cpu;
@@ -208,11 +207,11 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	if (next != me)
 		sc_ds_handoff(ds, me, next);
 	ds->ds_actor[me].a_wuaddr = NULL;
-	sc_ds_poll_ipi(ds, me, rbp, rip);
+	sc_ds_poll_ipi(ds, me, at);
 	sc_ds_inpoint = 0;
 	cpu = ds->ds_actor[me].a_cpu;
 	if (cpu >= 0 && sc__ds_tick_due(&ds->ds_m->m_pcpu[cpu]))
-		sc_ds_clock_intr(&ds->ds_m->m_pcpu[cpu], rbp, rip);
+		sc_ds_clock_intr(&ds->ds_m->m_pcpu[cpu], at);
 }
 
 /*
@@ -222,7 +221,8 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
  * this CPU still holds the token at the step it was stuck at, the
  * interrupted code ran until the CPU's next virtual tick and makes a
  * point there, as a waiter (it spins, presumably for another actor), with
- * the interrupted frame (rbp, rip) as the point's: an IPI taken there
+ * the interrupted frame as the point's (its %rsp too: whether the thread
+ * was on its kernel stack): an IPI taken there
  * walks the interrupted chain, as the signal handler's does in real
  * mode.  Only where a point is safe: no host lock held (td_hostlocks:
  * the next holder might block on it, outside any point), and not in libc,
@@ -232,11 +232,12 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
  * take-back is no interrupt of the simulated CPU but the other CPUs
  * running beside it, as they do in real mode whatever its interrupt flag
  * says, and a spin lock it holds is waited for at points.  The IPI polled
- * at that point is deferred, and so is the tick, as interrupts are.  Async-signal-safe: futexes, atomics and this pthread's
- * own TLS; no lock, no allocation (the caller saves errno).
+ * at that point is deferred, and so is the tick, as interrupts are.
+ * Async-signal-safe: futexes, atomics and this pthread's own TLS; no
+ * lock, no allocation (the caller saves errno).
  */
 void
-sc__ds_takeback(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
+sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame)
 {
 	struct sc_ds *ds = sc__ds_mine();
 	struct sc_machine *m = pc->pc_machine;
@@ -251,13 +252,14 @@ sc__ds_takeback(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 	if (atomic_load(&ds->ds_cur) != me || kick != ds->ds_step + 1)
 		return;			/* it passed a point since */
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
-	if (td == NULL || atomic_load_explicit(&td->td_hostlocks, memory_order_relaxed) !=
-	    0 || sc_pc_in_text(rip, m->m_nostop, m->m_nnostop))
+	if (td == NULL || atomic_load_explicit(&td->td_hostlocks,
+	    memory_order_relaxed) != 0 ||
+	    sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop))
 		return;
 	sc_ds_inhandler = 1;
 	SC_CNT_INC(m, sim_takebacks);
 	sc__ds_spin_to_tick(ds);
-	sc_ds_point1(rbp, rip, true);
+	sc_ds_point1(frame, true);
 	sc_ds_inhandler = 0;
 }
 
@@ -268,6 +270,10 @@ sc__ds_takeback(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 __attribute__((noinline)) void
 sc__ds_point_slow(bool waiting)
 {
-	sc_ds_point1((uintptr_t)__builtin_frame_address(0),
-	    (uintptr_t)__builtin_return_address(0), waiting);
+	struct sc_intr_frame at;
+
+	at.if_rbp = (uintptr_t)__builtin_frame_address(0);
+	at.if_rsp = at.if_rbp;
+	at.if_rip = (uintptr_t)__builtin_return_address(0);
+	sc_ds_point1(&at, waiting);
 }

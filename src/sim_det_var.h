@@ -28,7 +28,8 @@ void	sc__ds_unpin(struct sc_machine *m);
 void	sc__ds_point_exit(void);
 
 /* sim_det_choose.c */
-void	sc__ds_choose_init(struct sc_ds *ds, const struct sc_machine_config *cfg);
+void	sc__ds_choose_init(struct sc_ds *ds,
+	    const struct sc_machine_config *cfg);
 void	sc__ds_prio_init(struct sc_ds *ds, int i);
 void	sc__ds_prio_late(struct sc_ds *ds, int i);
 int	sc__ds_choose(struct sc_ds *ds, int me, bool waiting);

@@ -453,7 +453,7 @@ test_nmi_lands_on_other_thread(void **state)
 
 	(void)state;
 	if (sc_test_env_det())
-		skip();		/* the late NMI is a blocked signal: none there */
+		skip();		/* its late NMI is a blocked signal */
 	/* The hook's wait eats the target's bound: 1 s leaves room. */
 	m = nmi_machine(&cfg, false, 1000);
 	assert_int_equal(sc_proc_create(m, "p", &p), 0);
