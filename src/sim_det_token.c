@@ -7,6 +7,7 @@
  *
  * No kernel counterpart.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "sc_internal.h"
@@ -22,13 +23,16 @@ static __thread int sc_ds_inhandler SC_TLS_IE;	/* sc__ds_takeback() runs */
 /*
  * Wait until this actor holds the token (or the mode is off), watching
  * the holder meanwhile (sc__ds_watch()).  Async-signal-safe in the
- * take-back's handler, which makes no report.
+ * take-back's handler, which makes no report.  errno is the caller's
+ * after it (the timed futex waits end in ETIMEDOUT, every 250 us: the
+ * library never sets errno).
  */
 static void
 sc_ds_wait_token(struct sc_ds *ds, int me)
 {
 	struct sc_ds_actor *a = &ds->ds_actor[me];
 	uint64_t start = 0, now;
+	int saved_errno = errno;
 
 	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0) {
 		sc__futex_wait_raw(&a->a_go, 0, SC_DS_WATCH_NS);
@@ -47,6 +51,7 @@ sc_ds_wait_token(struct sc_ds *ds, int me)
 			    "while it holds it?\n", me,
 			    atomic_load(&ds->ds_cur));
 	}
+	errno = saved_errno;
 }
 
 /* The token goes to next (its holder gave it up). */
