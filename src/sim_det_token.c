@@ -24,7 +24,7 @@ static __thread int sc_ds_inhandler SC_TLS_IE;	/* sc__ds_takeback() runs */
  * Wait until this actor holds the token (or the mode is off), watching
  * the holder meanwhile (sc__ds_watch()).  Async-signal-safe in the
  * take-back's handler, which makes no report.  errno is the caller's
- * after it (the timed futex waits end in ETIMEDOUT, every 250 us: the
+ * after it (the timed futex waits end in ETIMEDOUT, every 500 us: the
  * library never sets errno).
  */
 static void

@@ -37,7 +37,7 @@ bool	sc__ds_draw_ipi(struct sc_ds *ds);
 
 /* sim_det_clock.c */
 /* A waiter for the token looks at the holder this often. */
-#define SC_DS_WATCH_NS	(250 * 1000L)
+#define SC_DS_WATCH_NS	(500 * 1000L)
 void	sc__ds_clock_init(struct sc_ds *ds);
 bool	sc__ds_tick(struct sc_ds *ds);
 void	sc__ds_spin_to_tick(struct sc_ds *ds);
