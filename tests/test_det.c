@@ -400,6 +400,13 @@ tb_spin(void *arg)
 }
 
 static const char *const tb_chain[] = { "tb_spin_b", "tb_spin" };
+#if defined(SC_SANITIZER_THREAD)
+/* TSan runs the handler late, with a context that is no longer the
+ * spin's (sc_ipi_frame(), src/ipi_sim.c): the walk begins elsewhere. */
+#define TB_CHAIN	false
+#else
+#define TB_CHAIN	true
+#endif
 
 static void
 tb_body(uint64_t seed, struct det_run *r, uint64_t *takebacks)
@@ -430,7 +437,8 @@ tb_body(uint64_t seed, struct det_run *r, uint64_t *takebacks)
 			h = det_fold(h, st.depth);
 			if (error != 0)
 				r->errors++;
-			else if (!sc_test_stack_has_chain(&st, tb_chain, 2))
+			else if (TB_CHAIN &&
+			    !sc_test_stack_has_chain(&st, tb_chain, 2))
 				r->wrong++;
 		}
 	}
