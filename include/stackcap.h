@@ -408,6 +408,11 @@ struct sc_counters {
 	uint64_t	snapshot_retries; /* ... threads a round's answer did
 					   not name, tried again in the
 					   next round */
+	uint64_t	sim_ticks;	/* deterministic mode: virtual clock
+					   ticks taken (every 1000 steps,
+					   docs/determinism.md) */
+	uint64_t	sim_takebacks;	/* ... run tokens taken back from a
+					   CPU that ran without a point */
 };
 
 /*

@@ -103,7 +103,11 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 
 	(void)sig;
 	(void)si;
-	if (pc != NULL) {		/* else not a CPU pthread: ignore */
+	if (pc != NULL && sc__ds_signal_is_takeback(pc->pc_machine)) {
+		/* Deterministic mode: no IPI is a signal (sim_det.c). */
+		sc_ipi_frame(pc, uc, &frame);
+		sc__ds_takeback(pc, &frame);
+	} else if (pc != NULL) {	/* else not a CPU pthread: ignore */
 		/* Odd while inside: a timed-out requester reads the
 		 * pthread's mask, which holds the signal here. */
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
@@ -120,12 +124,12 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 /*
  * Deterministic mode: the IPIs pending on pc, taken at a scheduling point
  * of its CPU pthread, as the signal handler takes them; the "interrupted"
- * frame is the point's (rbp, rip).  An IPI already deferred is deferred
- * once: the points that follow, until spinlock_exit() runs it, are not
- * new arrivals (a signal arrives once).
+ * frame is the point's, at (or, at a take-back, the interrupted code's).
+ * An IPI already deferred is deferred once: the points that follow, until
+ * spinlock_exit() runs it, are not new arrivals (a signal arrives once).
  */
 void
-sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
+sc__ipi_poll(struct sc_pcpu *pc, const struct sc_intr_frame *at)
 {
 	struct sc_intr_frame frame;
 
@@ -133,9 +137,9 @@ sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 	    memory_order_relaxed) != 0 && (atomic_load_explicit(
 	    &pc->pc_ipi_pending, memory_order_relaxed) & SC_IPI_NMI) == 0)
 		return;
-	frame.if_rip = rip;
-	frame.if_rbp = rbp;
-	frame.if_rsp = rbp;
+	frame.if_rip = at->if_rip;
+	frame.if_rbp = at->if_rbp;
+	frame.if_rsp = at->if_rsp;
 	sc_ipi_take(pc, &frame, NULL);
 }
 

@@ -61,11 +61,19 @@ static pthread_once_t sc_ds_fork_once = PTHREAD_ONCE_INIT;
 
 /*
  * A child of fork() has none of its parent's machines (they do not
- * survive it) and maybe a pool lock that another pthread held.
+ * survive it) and maybe a pool lock that another pthread held.  Its one
+ * pthread runs free of every deterministic machine: their other actors
+ * are not in the child, and a point that handed them the token would wait
+ * for ever (a call into such a machine then meets the KASSERT that names
+ * fork(), as in real mode).
  */
 static void
 sc_ds_atfork_child(void)
 {
+	struct sc_ds *ds;
+
+	for (ds = atomic_load(&sc_ds_all); ds != NULL; ds = ds->ds_allnext)
+		atomic_store(&ds->ds_off, 1);
 	(void)pthread_mutex_init(&sc_ds_pool_mtx, NULL);
 	memset(sc_ds_core_n, 0, sizeof(sc_ds_core_n));
 }
@@ -163,6 +171,7 @@ sc__ds_init(struct sc_machine *m)
 	atomic_store(&ds->ds_actor[i].a_go, 1);
 	ds->ds_cur = i;
 	atomic_store(&ds->ds_nactor, i + 1);
+	sc__ds_clock_init(ds);
 	m->m_ds = ds;
 	sc__ds_adopt(ds, i, &mask);	/* and stays one of the others */
 	return (0);

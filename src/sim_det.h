@@ -10,7 +10,7 @@
 /*
  * Deterministic simulation (sim_det.c).  The letters are sc_internal.h's
  * lock key: (d) the run token, (r) ds_reg, (g) here the pool's lock
- * (sc_ds_pool_mtx in sim_det.c).
+ * (sc_ds_pool_mtx in sim_det.c), (w) the watcher's flag ds_watching.
  */
 #define SC_DS_MAXACTOR	(SC_MAXCPU + 16)
 #define SC_DS_PCT_MAXDEPTH 64
@@ -30,6 +30,8 @@ struct sc_ds_actor {
 					   wake or step a_wuntil; or NULL */
 	uint32_t	a_wval;		/* (d) */
 	uint64_t	a_wuntil;	/* (d) */
+	uint64_t	a_tick_next;	/* (d) a CPU: the step of its next
+					   virtual tick (sim_det_clock.c) */
 	pid_t		a_tid;		/* (r) a plain pthread pinned to
 					   ds_core, alive; or 0 */
 	cpu_set_t	a_mask;		/* (r) its affinity before the pin */
@@ -54,7 +56,17 @@ struct sc_ds {
 	/* Zeroed at each reuse from here on. */
 	struct sc_machine *ds_m;	/* (c) */
 	uint64_t	ds_rng;		/* (d) the generator's state */
-	uint64_t	ds_step;	/* (d) points passed: virtual time */
+	uint64_t	ds_step;	/* (d) virtual time, in steps */
+	_Atomic uint64_t ds_seen;	/* (a) ds_step, for the watcher */
+	uint64_t	ds_tick_steps;	/* (c) steps a virtual tick, or 0: no
+					   clock */
+	_Atomic uint64_t ds_kick;	/* (a) the take-back asked of the
+					   holder: the step it was stuck at
+					   plus 1, or 0 */
+	_Atomic int	ds_watching;	/* (a) a waiter watches the holder */
+	uint64_t	ds_wd_step;	/* (w) ds_watching: the last look */
+	int		ds_wd_cur;	/* (w) */
+	uint64_t	ds_wd_cpu;	/* (w) the holder's CPU time then */
 	_Atomic int	ds_cur;		/* (a) the holder's slot */
 	_Atomic int	ds_nactor;	/* (a) slots in use */
 	_Atomic int	ds_off;		/* (a) destroy began: all run free */
@@ -79,7 +91,9 @@ void	sc__ds_futex_wake_slow(_Atomic uint32_t *uaddr);
 void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 struct sc_ds *sc__ds_next(struct sc_ds *ds);
-void	sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip);
+void	sc__ipi_poll(struct sc_pcpu *pc, const struct sc_intr_frame *at);
+void	sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame);
+bool	sc__ds_tick_due(struct sc_pcpu *pc);
 
 /*
  * This pthread's deterministic machine, or NULL (sim_det.c), and the life
@@ -274,6 +288,17 @@ sc__ds_ipi_at_point(const struct sc_machine *m, uint32_t vectors)
 {
 	return ((vectors & SC_IPI_STOP) == 0 && m->m_ds != NULL &&
 	    atomic_load_explicit(&m->m_ds->ds_off, memory_order_relaxed) == 0);
+}
+
+/*
+ * Called only by the IPI signal's handler (ipi_sim.c): while the mode is
+ * on no IPI is a signal, so the signal on one of m's CPU pthreads is the
+ * take-back (sc__ds_takeback()).  Async-signal-safe.
+ */
+static inline bool
+sc__ds_signal_is_takeback(const struct sc_machine *m)
+{
+	return (sc__ds_ipi_at_point(m, 0));
 }
 
 #endif /* !SC_SIM_DET_H */

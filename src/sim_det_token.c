@@ -7,6 +7,7 @@
  *
  * No kernel counterpart.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "sc_internal.h"
@@ -17,20 +18,31 @@
 
 static __thread int sc_ds_inpoint SC_TLS_IE;
 static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
+static __thread int sc_ds_inhandler SC_TLS_IE;	/* sc__ds_takeback() runs */
 
-/* Wait until this actor holds the token (or the mode is off). */
+/*
+ * Wait until this actor holds the token (or the mode is off), watching
+ * the holder meanwhile (sc__ds_watch()).  Async-signal-safe in the
+ * take-back's handler, which makes no report.  errno is the caller's
+ * after it (the timed futex waits end in ETIMEDOUT, every 500 us: the
+ * library never sets errno).
+ */
 static void
 sc_ds_wait_token(struct sc_ds *ds, int me)
 {
 	struct sc_ds_actor *a = &ds->ds_actor[me];
 	uint64_t start = 0, now;
+	int saved_errno = errno;
 
 	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0) {
-		sc__futex_wait_raw(&a->a_go, 0, 100 * 1000 * 1000L);
+		sc__futex_wait_raw(&a->a_go, 0, SC_DS_WATCH_NS);
+		if (atomic_load(&a->a_go) != 0)
+			break;
+		sc__ds_watch(ds);
 		now = sc_now_ns();
 		if (start == 0)
 			start = now;
-		else if (now - start > SC_DS_STUCK_NS &&
+		else if (now - start > SC_DS_STUCK_NS && !sc_ds_inhandler &&
 		    atomic_exchange(&ds->ds_stuck, 1) == 0)
 			fprintf(stderr, "stackcap: deterministic mode: actor "
 			    "%d has waited 10 s for the run token, held by "
@@ -39,6 +51,7 @@ sc_ds_wait_token(struct sc_ds *ds, int me)
 			    "while it holds it?\n", me,
 			    atomic_load(&ds->ds_cur));
 	}
+	errno = saved_errno;
 }
 
 /* The token goes to next (its holder gave it up). */
@@ -104,7 +117,7 @@ sc__ds_point_exit(void)
 
 /* The IPIs pending on this CPU, taken at this point if the draw says so. */
 static void
-sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
+sc_ds_poll_ipi(struct sc_ds *ds, int me, const struct sc_intr_frame *at)
 {
 	struct sc_pcpu *pc;
 	int cpu = ds->ds_actor[me].a_cpu;
@@ -117,7 +130,7 @@ sc_ds_poll_ipi(struct sc_ds *ds, int me, uintptr_t rbp, uintptr_t rip)
 		return;
 	if (!sc__ds_draw_ipi(ds))
 		return;			/* later: at another point */
-	sc__ipi_poll(pc, rbp, rip);
+	sc__ipi_poll(pc, at);
 }
 
 /*
@@ -158,11 +171,23 @@ sc__ds_futex_wake_slow(_Atomic uint32_t *uaddr)
 			ds->ds_actor[i].a_wuaddr = NULL;
 }
 
+/*
+ * The clock interrupt of a virtual tick on pc, at a point whose frame is
+ * at (sc__ds_tick_due() said it is due).  No point is open: what the
+ * interrupt does may make points and switch threads.
+ */
 static void
-sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
+sc_ds_clock_intr(struct sc_pcpu *pc, const struct sc_intr_frame *at)
+{
+	(void)at;
+	SC_CNT_INC(pc->pc_machine, sim_ticks);
+}
+
+static void
+sc_ds_point1(const struct sc_intr_frame *at, bool waiting)
 {
 	struct sc_ds *ds = sc__ds_mine();
-	int me, next;
+	int me, next, cpu;
 
 	if (ds == NULL || sc_ds_inpoint || atomic_load(&ds->ds_off))
 		return;
@@ -173,8 +198,9 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	if (!sc_ds_blocking)
 		ds->ds_actor[me].a_wuaddr = NULL;
 	sc_ds_blocking = 0;
-	if (!sc__ds_tick(ds)) {
-		/* Let the machine run free rather than spin for ever. */
+	if (!sc__ds_tick(ds) && !sc_ds_inhandler) {
+		/* Let the machine run free rather than spin for ever (not
+		 * from a signal handler: the next point outside one). */
 		fprintf(stderr, "stackcap: deterministic mode: %ju steps "
 		    "without an end (a livelock?); the machine runs with real "
 		    "concurrency from here on\n", (uintmax_t)ds->ds_step);
@@ -186,8 +212,60 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 	if (next != me)
 		sc_ds_handoff(ds, me, next);
 	ds->ds_actor[me].a_wuaddr = NULL;
-	sc_ds_poll_ipi(ds, me, rbp, rip);
+	sc_ds_poll_ipi(ds, me, at);
 	sc_ds_inpoint = 0;
+	cpu = ds->ds_actor[me].a_cpu;
+	if (cpu >= 0 && sc__ds_tick_due(&ds->ds_m->m_pcpu[cpu]))
+		sc_ds_clock_intr(&ds->ds_m->m_pcpu[cpu], at);
+}
+
+/*
+ * The take-back (sim_det_clock.c), in the IPI signal's handler on the
+ * holder's CPU pthread, which a waiter signalled: in deterministic mode
+ * no IPI is a signal, so a signal is this, or one that came late.  If
+ * this CPU still holds the token at the step it was stuck at, the
+ * interrupted code ran until the CPU's next virtual tick and makes a
+ * point there, as a waiter (it spins, presumably for another actor), with
+ * the interrupted frame as the point's (its %rsp too: whether the thread
+ * was on its kernel stack): an IPI taken there
+ * walks the interrupted chain, as the signal handler's does in real
+ * mode.  Only where a point is safe: no host lock held (td_hostlocks:
+ * the next holder might block on it, outside any point), and not in libc,
+ * the loader or a sanitizer runtime (m_nostop: they may hold locks of
+ * their own); else the waiter asks again later.  With interrupts disabled
+ * (a spin lock held, a hook in a switch) it is taken back too: the
+ * take-back is no interrupt of the simulated CPU but the other CPUs
+ * running beside it, as they do in real mode whatever its interrupt flag
+ * says, and a spin lock it holds is waited for at points.  The IPI polled
+ * at that point is deferred, and so is the tick, as interrupts are.
+ * Async-signal-safe: futexes, atomics and this pthread's own TLS; no
+ * lock, no allocation (the caller saves errno).
+ */
+void
+sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame)
+{
+	struct sc_ds *ds = sc__ds_mine();
+	struct sc_machine *m = pc->pc_machine;
+	struct sc_thread *td;
+	uint64_t kick;
+	int me = sc__ds_idx;
+
+	if (ds == NULL || sc_ds_inpoint || sc_ds_inhandler ||
+	    atomic_load(&ds->ds_off))
+		return;
+	kick = atomic_exchange(&ds->ds_kick, 0);
+	if (atomic_load(&ds->ds_cur) != me || kick != ds->ds_step + 1)
+		return;			/* it passed a point since */
+	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	if (td == NULL || atomic_load_explicit(&td->td_hostlocks,
+	    memory_order_relaxed) != 0 ||
+	    sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop))
+		return;
+	sc_ds_inhandler = 1;
+	SC_CNT_INC(m, sim_takebacks);
+	sc__ds_spin_to_tick(ds);
+	sc_ds_point1(frame, true);
+	sc_ds_inhandler = 0;
 }
 
 /*
@@ -197,6 +275,10 @@ sc_ds_point1(uintptr_t rbp, uintptr_t rip, bool waiting)
 __attribute__((noinline)) void
 sc__ds_point_slow(bool waiting)
 {
-	sc_ds_point1((uintptr_t)__builtin_frame_address(0),
-	    (uintptr_t)__builtin_return_address(0), waiting);
+	struct sc_intr_frame at;
+
+	at.if_rbp = (uintptr_t)__builtin_frame_address(0);
+	at.if_rsp = at.if_rbp;
+	at.if_rip = (uintptr_t)__builtin_return_address(0);
+	sc_ds_point1(&at, waiting);
 }

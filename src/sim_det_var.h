@@ -36,7 +36,12 @@ int	sc__ds_choose(struct sc_ds *ds, int me, bool waiting);
 bool	sc__ds_draw_ipi(struct sc_ds *ds);
 
 /* sim_det_clock.c */
+/* A waiter for the token looks at the holder this often. */
+#define SC_DS_WATCH_NS	(500 * 1000L)
+void	sc__ds_clock_init(struct sc_ds *ds);
 bool	sc__ds_tick(struct sc_ds *ds);
+void	sc__ds_spin_to_tick(struct sc_ds *ds);
+void	sc__ds_watch(struct sc_ds *ds);
 uint64_t sc__ds_step_after(const struct sc_ds *ds, long timeout_ns);
 
 #endif /* !SC_SIM_DET_VAR_H */

@@ -307,6 +307,7 @@ test_snapshot_from_simulated_thread(void **state)
 struct cli {
 	struct hold	h;
 	int		cpu;
+	atomic_int	*after;		/* set once the other thread runs */
 };
 
 static void
@@ -315,6 +316,11 @@ cli_hold(void *arg)
 	struct cli *c = arg;
 
 	(void)sc_sched_bind(c->cpu);
+	/* A thread queued on this CPU must have left before interrupts go
+	 * off here for good: it could not move (deterministic mode put the
+	 * spinner on cpu0's queue, and it never reached cpu1). */
+	while (!atomic_load(c->after))
+		sc_maybe_yield();
 	sc_spinlock_enter();
 	hold_cpu(&c->h);
 	sc_spinlock_exit();
@@ -327,8 +333,8 @@ test_snapshot_timeout(void **state)
 	struct sc_machine *m;
 	struct sc_proc *p;
 	struct sc_thread *tc, *ts;
-	struct cli c = { .cpu = 0 };
 	struct bspin b = { .cpu = 1 };
+	struct cli c = { .cpu = 0, .after = &b.s.spinning };
 	struct sc_kstack kk[4];
 	size_t n;
 
@@ -371,6 +377,7 @@ struct plock {
 	atomic_int	holding;
 	atomic_int	release;	/* set once the snapshot returned */
 	atomic_int	gave_up;	/* let go at its own bound */
+	atomic_int	left;		/* the pthread makes no more calls */
 };
 
 static void
@@ -399,7 +406,10 @@ plock_hold(void *arg)
 static void *
 plock_pthread(void *arg)
 {
-	plock_hold(arg);
+	struct plock *h = arg;
+
+	plock_hold(h);
+	atomic_store(&h->left, 1);
 	return (NULL);
 }
 
@@ -457,8 +467,12 @@ snapshot_proc_lock_held(bool simulated, int serial)
 	assert_true(SC_COUNTER(m, timeouts) > 0);
 	if (simulated)
 		assert_int_equal(sc_thread_join(th), 0);
-	else
+	else {
+		/* Deterministic mode: the pthread's exit needs the run token,
+		 * which a join would hold; wait at points first. */
+		SC_WAIT_FOR(atomic_load(&h.left));
 		assert_int_equal(pthread_join(pt, NULL), 0);
+	}
 	/* Every proc lock was let go: a snapshot lists p2 again. */
 	assert_int_equal(sc_machine_snapshot(m, kk, 8, &n), 0);
 	assert_int_equal(n, 3);
