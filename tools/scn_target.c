@@ -110,6 +110,7 @@ spin_inner(struct scn_target *t)
 {
 	int c;
 
+	atomic_store(&t->looping, 1);
 	for (;;) {
 		c = atomic_load(&t->cmd);
 		if (c == CMD_EXIT)
@@ -190,8 +191,13 @@ scn_target_start_fn(struct sc_proc *p, struct scn_target *t,
 	if (sc_thread_create(p, name, reuser ? reuser_main :
 	    target_main, t, &t->td) != 0)
 		return (ENOMEM);
-	return (SCN_WAIT(scn_in_state(t->td, SC_TDS_RUNNING)) ? 0 :
-	    ETIMEDOUT);
+	/*
+	 * RUNNING is not enough: a thread switched in runs sc__fork_exit()
+	 * first, and a capture there (an IPI taken at its first point in
+	 * deterministic mode) would not hold the target's chain.
+	 */
+	return (SCN_WAIT(scn_in_state(t->td, SC_TDS_RUNNING) &&
+	    atomic_load(&t->looping)) ? 0 : ETIMEDOUT);
 }
 
 int

@@ -43,6 +43,9 @@ struct scn_target {
 	struct sc_thread *td;
 	_Atomic int	cmd;
 	_Atomic int	acked;		/* the last command taken */
+	_Atomic int	looping;	/* its loop (spin_inner()) began: a
+					   capture from now on holds the
+					   chain */
 	_Atomic int	no_preempt;	/* never yield of its own accord */
 	const void	*wchan;		/* CMD_SLEEP's channel (NULL: the
 					   target itself) */
