@@ -63,10 +63,12 @@ sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
 /*
  * An interrupt on pc, from the signal handler or (deterministic mode) a
  * scheduling point: the NMI first, then the rest unless interrupts are
- * disabled.  uc: the signal's context, or NULL.
+ * disabled.  uc: the signal's context, or NULL.  tick: the signal is the
+ * CPU's clock, not an IPI (its deferral is no IPI's: not counted).
  */
 static void
-sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc)
+sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
+    bool tick)
 {
 	/*
 	 * SC_PROTO_NMI: an NMI is taken whatever the interrupt flag says;
@@ -84,6 +86,8 @@ sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc)
 		/* Interrupts disabled: spinlock_exit() will run it. */
 		atomic_store_explicit(&pc->pc_intr_deferred, 1,
 		    memory_order_relaxed);
+		if (tick)
+			return;
 		SC_CNT_INC(pc->pc_machine, ipis_deferred);
 		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,
 		    atomic_load_explicit(&pc->pc_curthread,
@@ -100,18 +104,24 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	struct sc_pcpu *pc = sc__pcpu_handler();
 	struct sc_intr_frame frame;
 	ucontext_t *uc = ucv;
+	bool tick;
 
 	(void)sig;
-	(void)si;
 	if (pc != NULL) {		/* else not a CPU pthread: ignore */
+		/* The CPU's clock (kern_clock.c): a timer's signal. */
+		tick = si != NULL && si->si_code == SI_TIMER;
+		if (tick)
+			atomic_fetch_or_explicit(&pc->pc_ipi_pending,
+			    SC_IPI_CLOCK, memory_order_relaxed);
 		/* Odd while inside: a timed-out requester reads the
 		 * pthread's mask, which holds the signal here. */
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
-		sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
-		    atomic_load_explicit(&pc->pc_curthread,
-		    memory_order_relaxed));
+		if (!tick)
+			sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
+			    atomic_load_explicit(&pc->pc_curthread,
+			    memory_order_relaxed));
 		sc_ipi_frame(pc, uc, &frame);
-		sc_ipi_take(pc, &frame, uc);
+		sc_ipi_take(pc, &frame, uc, tick);
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
 	}
 	errno = saved_errno;
@@ -136,7 +146,7 @@ sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 	frame.if_rip = rip;
 	frame.if_rbp = rbp;
 	frame.if_rsp = rbp;
-	sc_ipi_take(pc, &frame, NULL);
+	sc_ipi_take(pc, &frame, NULL, false);
 }
 
 /*
@@ -342,8 +352,8 @@ sc__ipi_fini(struct sc_machine *m)
 }
 
 /*
- * On the CPU's pthread: its alternate signal stack and signal mask.
- * Returns 0, ENOMEM, or the error of sigaltstack().
+ * On the CPU's pthread: its alternate signal stack, signal mask and clock.
+ * Returns 0, ENOMEM, or the error of sigaltstack() or timer_create().
  */
 int
 sc__ipi_cpu_init(struct sc_pcpu *pc)
@@ -367,6 +377,10 @@ sc__ipi_cpu_init(struct sc_pcpu *pc)
 	}
 	pc->pc_sigstack = p;
 	pc->pc_sigstack_len = SC_SIGSTACK_LEN;
+	if ((error = sc__clock_cpu_init(pc)) != 0) {
+		sc__ipi_cpu_fini(pc);
+		return (error);
+	}
 	sigemptyset(&set);
 	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
 	/* Cannot fail: the set is valid and SIG_UNBLOCK a known "how". */
@@ -383,7 +397,8 @@ sc__ipi_cpu_fini(struct sc_pcpu *pc)
 
 	if (pc->pc_sigstack == NULL)
 		return;
-	/* No IPI may run once the pthread has left the machine. */
+	/* No IPI nor tick may run once the pthread has left the machine. */
+	sc__clock_cpu_fini(pc);
 	sigemptyset(&set);
 	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
 	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);
