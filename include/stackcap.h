@@ -283,10 +283,10 @@ struct sc_machine_config {
 					   SC_ARCH_AMD64 (else EINVAL) */
 	/* --- stackcap 0.6 --- */
 	int	hz;			/* clock interrupts a second on each
-					   CPU (FreeBSD's hz), default 1000;
+					   CPU (FreeBSD's hz), default 1000,
+					   at most SC_HZ_MAX (else EINVAL);
 					   0: no clock, a thread leaves its
-					   CPU only at its own calls; 0..
-					   SC_HZ_MAX (else EINVAL).  Off in
+					   CPU only at its own calls.  Off in
 					   deterministic mode (cfg.seed) */
 };
 

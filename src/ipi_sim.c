@@ -86,7 +86,10 @@ sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
 		/* Interrupts disabled: spinlock_exit() will run it. */
 		atomic_store_explicit(&pc->pc_intr_deferred, 1,
 		    memory_order_relaxed);
-		if (tick)
+		/* Only IPIs count: a tick, or an NMI's signal that found
+		 * a tick pending, defers no IPI. */
+		if (tick || (atomic_load_explicit(&pc->pc_ipi_pending,
+		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) == 0)
 			return;
 		SC_CNT_INC(pc->pc_machine, ipis_deferred);
 		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,
@@ -94,7 +97,12 @@ sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
 		    memory_order_relaxed)->td_tid, 0, 0);
 		return;
 	}
-	sc__ipi_bitmap_handler(pc, frame, uc);
+	/* The timer's vector alone: the IPIs pending have signals of
+	 * their own, which run their handler (and its hook). */
+	if (tick)
+		sc__clock_intr(pc, frame, uc);
+	else
+		sc__ipi_bitmap_handler(pc, frame, uc);
 }
 
 static void

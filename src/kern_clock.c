@@ -199,6 +199,28 @@ sc__hardclock(struct sc_pcpu *pc, struct sc_thread *td)
 		    memory_order_relaxed);
 }
 
+/*
+ * lapic_handle_timer(): the clock's own signal on pc, interrupts enabled
+ * there: the tick, then the interrupt's end.  uc: the signal's context.
+ * Async-signal-safe.
+ */
+void
+sc__clock_intr(struct sc_pcpu *pc, struct sc_intr_frame *frame,
+    ucontext_t *uc)
+{
+	struct sc_thread *td;
+
+	if ((atomic_fetch_and(&pc->pc_ipi_pending, ~(uint32_t)SC_IPI_CLOCK) &
+	    SC_IPI_CLOCK) == 0)
+		return;		/* an IPI's handler took the tick */
+	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
+	    frame->if_rsp < td->td_kstack.hi;
+	sc__hardclock(pc, td);
+	if (atomic_load_explicit(&td->td_owepreempt, memory_order_relaxed))
+		sc__clock_intr_end(pc, td, frame, uc);
+}
+
 /* Is pc in the text of the library itself? */
 static bool
 sc_clock_in_library(uintptr_t pc)

@@ -541,6 +541,8 @@ void	sc__clock_cpu_fini(struct sc_pcpu *pc);
 void	sc__clock_idle(struct sc_pcpu *pc, bool idle);
 int	sc__clock_slice(const struct sc_machine *m);
 void	sc__hardclock(struct sc_pcpu *pc, struct sc_thread *td);
+void	sc__clock_intr(struct sc_pcpu *pc, struct sc_intr_frame *frame,
+	    ucontext_t *uc);
 void	sc__clock_intr_end(struct sc_pcpu *pc, struct sc_thread *td,
 	    const struct sc_intr_frame *frame, ucontext_t *uc);
 void	sc__sched_preempt_owed(struct sc_thread *td);
