@@ -118,9 +118,16 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	if (pc != NULL) {		/* else not a CPU pthread: ignore */
 		/* The CPU's clock (kern_clock.c): a timer's signal. */
 		tick = si != NULL && si->si_code == SI_TIMER;
-		if (tick)
-			atomic_fetch_or_explicit(&pc->pc_ipi_pending,
-			    SC_IPI_CLOCK, memory_order_relaxed);
+		if (tick) {
+			/* The periods that expired while the signal was
+			 * pending, and a tick whose vector still waits
+			 * (deferred): the next hardclock() counts them. */
+			pc->pc_ticks_missed += si->si_overrun;
+			if ((atomic_fetch_or_explicit(&pc->pc_ipi_pending,
+			    SC_IPI_CLOCK, memory_order_relaxed) &
+			    SC_IPI_CLOCK) != 0)
+				pc->pc_ticks_missed++;
+		}
 		/* Odd while inside: a timed-out requester reads the
 		 * pthread's mask, which holds the signal here. */
 		atomic_fetch_add(&pc->pc_handler_gen, 1);

@@ -176,25 +176,32 @@ sc__clock_idle(struct sc_pcpu *pc, bool idle)
  * ------------------------------------------------------------------------ */
 
 /*
- * hardclock(): one tick on pc, which runs td.  From the IPI handler with
- * interrupts enabled on pc (async-signal-safe: no lock), or from a
- * virtual tick of deterministic mode at a scheduling point.  Counts the
- * tick and asks the scheduler whether td's slice is spent with others
- * waiting (sched_clock()); if so td owes a preemption, which the
- * interrupt's end takes (sc__clock_intr_end()) or a later safe point.
+ * hardclock(): one clock interrupt on pc, which runs td.  From the IPI
+ * handler with interrupts enabled on pc (async-signal-safe: no lock), or
+ * from a virtual tick of deterministic mode at a scheduling point.
+ * Counts the interrupt, and the ticks it stands for: one, plus the
+ * periods that expired while its signal waited (a loaded host runs the
+ * CPU's pthread late; FreeBSD's hardclock(cnt) counts its missed ticks
+ * the same way).  Then asks the scheduler whether td's slice is spent
+ * with others waiting (sched_clock()); if so td owes a preemption, which
+ * the interrupt's end takes (sc__clock_intr_end()) or a later safe
+ * point.
  */
 void
 sc__hardclock(struct sc_pcpu *pc, struct sc_thread *td)
 {
 	struct sc_machine *m = pc->pc_machine;
+	int cnt = 1 + pc->pc_ticks_missed;
 
+	pc->pc_ticks_missed = 0;
 	SC_CNT_INC(m, clock_intrs);
 	atomic_store_explicit(&pc->pc_ticks, atomic_load_explicit(
-	    &pc->pc_ticks, memory_order_relaxed) + 1, memory_order_relaxed);
+	    &pc->pc_ticks, memory_order_relaxed) + (uint64_t)cnt,
+	    memory_order_relaxed);
 	if (td->td_idle || atomic_load_explicit(&m->m_dying,
 	    memory_order_relaxed))
 		return;
-	if (m->m_sched->sched_clock(pc, td))
+	if (m->m_sched->sched_clock(pc, td, cnt))
 		atomic_store_explicit(&td->td_owepreempt, 1,
 		    memory_order_relaxed);
 }

@@ -307,7 +307,9 @@ struct sc_pcpu {
 	timer_t		pc_timer;	/* (o) the clock's POSIX timer */
 	bool		pc_timer_ok;	/* (o) pc_timer was created */
 	bool		pc_timer_armed;	/* (o) it runs (not while idle) */
-	_Atomic uint64_t pc_ticks;	/* (o/a) clock interrupts handled */
+	_Atomic uint64_t pc_ticks;	/* (o/a) clock ticks counted */
+	int		pc_ticks_missed; /* (o) periods that expired while the
+					   timer's signal was pending */
 } __attribute__((aligned(64)));
 
 /*
@@ -514,10 +516,11 @@ struct sc_sched {
 	/* pc's idle thread, no lock held: take work from a busy CPU if
 	 * there is any (ULE's tdq_idled()); true if pc now has work. */
 	bool		(*sched_idled)(struct sc_pcpu *pc);
-	/* sched_clock(): a clock tick on pc while td (not idle) runs
+	/* sched_clock(): cnt clock ticks on pc while td (not idle) runs
 	 * there, from its interrupt handler (async-signal-safe, no lock):
-	 * count the tick against td's slice; true if td must switch. */
-	bool		(*sched_clock)(struct sc_pcpu *pc, struct sc_thread *td);
+	 * count them against td's slice; true if td must switch. */
+	bool		(*sched_clock)(struct sc_pcpu *pc, struct sc_thread *td,
+			    int cnt);
 };
 extern const struct sc_sched sc__sched_4bsd;
 extern const struct sc_sched sc__sched_ule;
@@ -531,7 +534,8 @@ struct sc_thread *sc__runq_choose(struct sc_threadq *q, _Atomic int *lenp,
 	    const struct sc_spin *lock);
 void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 void	sc__sched_bind(struct sc_thread *td, int cpu);
-bool	sc__sched_slice_end(struct sc_pcpu *pc, struct sc_thread *td);
+bool	sc__sched_slice_end(struct sc_pcpu *pc, struct sc_thread *td,
+	    int cnt);
 int	sc__sched_default(void);
 const struct sc_sched *sc__sched_select(int sched);
 

@@ -204,9 +204,9 @@ sc_4bsd_idled(struct sc_pcpu *pc)
  * sc__sched_preempt_cpu(), once priorities say "better".
  */
 static bool
-sc_4bsd_clock(struct sc_pcpu *pc, struct sc_thread *td)
+sc_4bsd_clock(struct sc_pcpu *pc, struct sc_thread *td, int cnt)
 {
-	return (sc__sched_slice_end(pc, td) && sc_4bsd_runnable(pc));
+	return (sc__sched_slice_end(pc, td, cnt) && sc_4bsd_runnable(pc));
 }
 
 const struct sc_sched sc__sched_4bsd = {

@@ -336,9 +336,9 @@ sc_ule_switch(struct sc_thread *td, struct sc_pcpu *pc)
  * CPU) is sc__sched_preempt_cpu(), once priorities say "better".
  */
 static bool
-sc_ule_clock(struct sc_pcpu *pc, struct sc_thread *td)
+sc_ule_clock(struct sc_pcpu *pc, struct sc_thread *td, int cnt)
 {
-	return (sc__sched_slice_end(pc, td) && sc_ule_runnable(pc));
+	return (sc__sched_slice_end(pc, td, cnt) && sc_ule_runnable(pc));
 }
 
 /* sched_fork_thread(): a new thread's lock is the queue of the CPU it

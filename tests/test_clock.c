@@ -13,6 +13,7 @@
  * assertion on timings: every wait is a bounded wait for a condition.
  */
 #include "sc_test.h"
+#include "scenarios.h"
 
 /* A machine of ncpu CPUs with the clock at hz, in tm with a process tp. */
 static void
@@ -285,6 +286,27 @@ test_hz_range(void **state)
 	sc_machine_destroy(m);
 }
 
+/*
+ * Scenario "preempted" (stackcap-demo --scenario preempted): the target
+ * preempted by a tick in the middle of its chain, captured through its
+ * pcb with the interrupt's frame.
+ */
+static void
+test_scenario_preempted(void **state)
+{
+	struct scn_result res;
+
+	(void)state;
+	assert_int_equal(scn_run(scn_find("preempted"), 0, NULL, NULL, &res),
+	    0);
+	assert_true(res.raced);
+	assert_int_equal(res.error, 0);
+	SC_ASSERT_CHAIN(&res.stack, "sc__mi_switch", "sc__sched_preempt",
+	    "sc__timerint", "spin_inner", "spin_outer", "target_main");
+	assert_true(res.cnt.preempted >= 1);
+	assert_int_equal(res.cnt.captures_running, 0);
+}
+
 int
 main(void)
 {
@@ -301,6 +323,7 @@ main(void)
 		    test_critical_exit_without_enter, setup_none,
 		    sc_test_teardown),
 		cmocka_unit_test(test_hz_range),
+		cmocka_unit_test(test_scenario_preempted),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
