@@ -227,6 +227,54 @@ test_critical_defers(void **state)
 	sc_test_teardown(NULL);
 }
 
+/* Spins in user mode (sc_user_call()) until released. */
+SC_NOIPA static void
+user_spin(void *arg)
+{
+	struct spinner *s = arg;
+
+	atomic_store(&s->running, 1);
+	while (!atomic_load_explicit(&s->release, memory_order_relaxed))
+		__builtin_ia32_pause();
+	SC_BARRIER();
+}
+
+SC_NOIPA static void
+user_spinner(void *arg)
+{
+	struct spinner *s = arg;
+
+	sc_user_call(user_spin, s);
+	SC_BARRIER();
+	atomic_store(&s->done, 1);
+}
+
+/*
+ * A thread that spins in user mode is preempted too, on its kernel stack
+ * (a trap from user mode): the other thread of its CPU runs and releases
+ * it, and its stack, captured meanwhile, has the interrupt's frame on the
+ * kernel stack.
+ */
+static void
+test_user_mode_preempted(void **state)
+{
+	struct spinner s = { 0 };
+	struct releaser r = { .spinner = &s };
+	struct sc_thread *td, *td2;
+
+	(void)state;
+	clock_machine(1, 1000);
+	td = sc_test_spawn("user", user_spinner, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	td2 = sc_test_spawn("releaser", release_spinner, &r);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_true(atomic_load(&r.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(td2), 0);
+	sc_test_teardown(NULL);
+}
+
 /* sc_critical_exit() without sc_critical_enter(): KASSERT. */
 static void
 critical_exit_alone(void *arg)
@@ -316,6 +364,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_spinner_preempted,
 		    setup_none, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_preempted_stack,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_user_mode_preempted,
 		    setup_none, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_critical_defers,
 		    setup_none, sc_test_teardown),
