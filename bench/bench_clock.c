@@ -2,12 +2,15 @@
  * The clock (cfg.hz), each figure beside a reference in the same run.
  *
  * 1. Ticks delivered per CPU against hz: a machine whose every CPU runs a
- *    spinner (bound to it) for a while; clock_intrs / ncpu against
- *    hz * seconds.  Reference, on plain pthreads: the two ways of making
- *    the ticks, a POSIX timer per thread aimed at it (SIGEV_THREAD_ID,
- *    the library's) and one timer thread that sleeps to each period's
- *    absolute end and tgkill()s every thread; delivered ticks and the
- *    process's CPU time for each.
+ *    spinner (bound to it) for a while; the clock interrupts handled
+ *    (clock_intrs) and the ticks counted (the interrupts plus the
+ *    periods that expired while a signal waited, si_overrun) per CPU,
+ *    against hz * seconds.  Reference, on plain pthreads: the two ways of
+ *    making the ticks, a POSIX timer per thread aimed at it
+ *    (SIGEV_THREAD_ID, the library's; signals and overruns) and one timer
+ *    thread that sleeps to each period's absolute end and tgkill()s every
+ *    thread (each signal queued), with that thread's own CPU time per
+ *    tick.
  * 2. The clock's cost on sc_yield() switches: two threads ping-pong on one
  *    CPU, ns per switch with hz = 1000 against hz = 0.
  * 3. The clock's cost on a running capture's round trip: a spinner bound
@@ -82,16 +85,29 @@ spin_thread(void *arg)
 		__builtin_ia32_pause();
 }
 
-/* Ticks per CPU delivered / expected, over ms milliseconds. */
+/* The ticks counted on m's CPUs (hardclock()'s cnt). */
+static uint64_t
+machine_ticks_counted(struct sc_machine *m, int ncpu)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < ncpu; i++)
+		n += atomic_load(&m->m_pcpu[i].pc_ticks);
+	return (n);
+}
+
+/* Interrupts handled per CPU / expected over ms milliseconds; *counted:
+ * ticks counted / expected. */
 static double
-machine_ticks(int ncpu, int hz, long ms)
+machine_ticks(int ncpu, int hz, long ms, double *counted)
 {
 	struct spin s[8];
 	struct sc_thread *td[8];
 	struct sc_machine *m = machine(ncpu, hz);
 	struct sc_proc *p;
 	atomic_int stop = 0;
-	uint64_t c0, c1;
+	uint64_t c0, c1, k0, k1;
 	double t0, t1;
 	int i;
 
@@ -105,15 +121,18 @@ machine_ticks(int ncpu, int hz, long ms)
 	}
 	(void)nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
 	c0 = counters(m).clock_intrs;
+	k0 = machine_ticks_counted(m, ncpu);
 	t0 = now_ns();
 	(void)nanosleep(&(struct timespec){ ms / 1000,
 	    (ms % 1000) * 1000 * 1000 }, NULL);
 	c1 = counters(m).clock_intrs;
+	k1 = machine_ticks_counted(m, ncpu);
 	t1 = now_ns();
 	atomic_store(&stop, 1);
 	for (i = 0; i < ncpu; i++)
 		(void)sc_thread_join(td[i]);
 	sc_machine_destroy(m);
+	*counted = (double)(k1 - k0) / ncpu / ((double)hz * (t1 - t0) / 1e9);
 	return ((double)(c1 - c0) / ncpu / ((double)hz * (t1 - t0) / 1e9));
 }
 
@@ -121,11 +140,13 @@ machine_ticks(int ncpu, int hz, long ms)
 static _Thread_local atomic_long *tick_count;
 
 static void
-tick_handler(int sig)
+tick_handler(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
+	(void)uc;
 	if (tick_count != NULL)
-		atomic_fetch_add_explicit(tick_count, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(tick_count, 1 + (si->si_code ==
+		    SI_TIMER ? si->si_overrun : 0), memory_order_relaxed);
 }
 
 struct ref {
@@ -169,7 +190,8 @@ ref_thread(void *arg)
 /*
  * n spinning pthreads, ticked at hz for ms milliseconds either by their
  * own timers or by one timer thread (this one): the fraction of the
- * expected ticks delivered, and the process's CPU time per tick (ns).
+ * expected ticks delivered, and the timer thread's CPU time per tick (ns;
+ * 0 with their own timers).
  */
 static double
 ref_ticks(int n, int hz, long ms, bool own_timer, double *cpu_per_tick)
@@ -193,7 +215,7 @@ ref_ticks(int n, int hz, long ms, bool own_timer, double *cpu_per_tick)
 	for (i = 0; i < n; i++)
 		while (atomic_load(&r[i].tid) == 0)
 			sched_yield();
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	t0 = now_ns();
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (now_ns() - t0 < (double)ms * 1e6) {
@@ -214,16 +236,15 @@ ref_ticks(int n, int hz, long ms, bool own_timer, double *cpu_per_tick)
 			    SIGRTMIN + 5);
 	}
 	t1 = now_ns();
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	atomic_store(&stop, 1);
 	for (i = 0; i < n; i++) {
 		(void)pthread_join(th[i], NULL);
 		total += atomic_load(&r[i].ticks);
 	}
-	/* The spinners' own time is n * wall: what is left is the ticks'. */
-	*cpu_per_tick = ((double)(c1.tv_sec - c0.tv_sec) * 1e9 +
-	    (double)(c1.tv_nsec - c0.tv_nsec) - n * (t1 - t0)) /
-	    (double)(total > 0 ? total : 1);
+	*cpu_per_tick = own_timer ? 0 : ((double)(c1.tv_sec - c0.tv_sec) *
+	    1e9 + (double)(c1.tv_nsec - c0.tv_nsec)) / (double)(total > 0 ?
+	    total : 1);
 	return ((double)total / n / ((double)hz * (t1 - t0) / 1e9));
 }
 
@@ -318,7 +339,7 @@ int
 main(int argc, char **argv)
 {
 	static const int hzs[] = { 100, 1000, 5000, 10000, 20000 };
-	double a[ROUNDS], b[ROUNDS], own, thr, own_cpu, thr_cpu;
+	double a[ROUNDS], b[ROUNDS], own, thr, own_cpu, thr_cpu, counted = 0;
 	long ms;
 	int ncpu, i, r;
 	struct sigaction sa;
@@ -331,22 +352,23 @@ main(int argc, char **argv)
 	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	ncpu = ncpu < 1 ? 1 : ncpu > 8 ? 8 : ncpu;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = tick_handler;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = tick_handler;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	(void)sigaction(SIGRTMIN + 5, &sa, NULL);
 
 	printf("1. ticks delivered / expected, %d CPUs (host cores), %ld ms"
 	    " each\n", ncpu, ms);
-	printf("   %6s %10s %14s %14s %12s %12s\n", "hz", "machine",
-	    "timer/thread", "timer thread", "ns/tick own", "ns/tick thr");
+	printf("   %6s %9s %9s %13s %13s %11s\n", "hz", "m.intrs",
+	    "m.ticks", "timer/thread", "timer thread", "thr ns/tick");
 	for (i = 0; i < (int)(sizeof(hzs) / sizeof(hzs[0])); i++) {
 		own = ref_ticks(ncpu, hzs[i], ms, true, &own_cpu);
 		thr = ref_ticks(ncpu, hzs[i], ms, false, &thr_cpu);
-		printf("   %6d %10s %14.3f %14.3f %12.0f %12.0f\n", hzs[i],
-		    "", own, thr, own_cpu, thr_cpu);
-		if (hzs[i] <= SC_HZ_MAX)
-			printf("   %6d %10.3f\n", hzs[i],
-			    machine_ticks(ncpu, hzs[i], ms));
+		if (hzs[i] <= SC_HZ_MAX) {
+			own_cpu = machine_ticks(ncpu, hzs[i], ms, &counted);
+			printf("   %6d %9.3f %9.3f", hzs[i], own_cpu, counted);
+		} else
+			printf("   %6d %9s %9s", hzs[i], "-", "-");
+		printf(" %13.3f %13.3f %11.0f\n", own, thr, thr_cpu);
 	}
 
 	for (r = 0; r < ROUNDS; r++) {
