@@ -30,11 +30,13 @@
  * interrupted code may hold in the caller-saved registers, the flags and
  * the FPU/SSE/AVX state, calls sc__sched_preempt() (the involuntary
  * mi_switch()), restores them and returns to the interrupted instruction
- * with the interrupted %rsp.  Only where that is safe (sc_clock_can_redirect());
- * elsewhere the preemption is owed (td_owepreempt) and taken at the next
- * safe point: sc_critical_exit(), the last sc_spinlock_exit() (a thread
- * lock's release, as spinlock_exit() ends in critical_exit()),
- * sc_maybe_yield(), or the return from sc_user_call().
+ * with the interrupted %rsp.  Only where that is safe
+ * (sc_clock_can_redirect()); elsewhere the preemption is owed
+ * (td_owepreempt) and taken at the next safe point: sc_critical_exit(),
+ * the last sc_spinlock_exit() (a thread lock's release, as
+ * spinlock_exit() ends in critical_exit()), or the return from
+ * sc_user_call(); any switch of the thread meanwhile (sc_maybe_yield(),
+ * a sleep) pays it, as sched_switch() clears td_owepreempt.
  *
  * The library's own code is never preempted from the handler: it is the
  * machine and the parts of the kernel that FreeBSD runs with interrupts
@@ -60,8 +62,10 @@
 #include "sc_sanitizer.h"
 
 /* The library's code (src/stackcap_text.ld). */
-extern const char __start_stackcap_text[] __attribute__((visibility("hidden")));
-extern const char __stop_stackcap_text[] __attribute__((visibility("hidden")));
+extern const char __start_stackcap_text[]
+    __attribute__((visibility("hidden")));
+extern const char __stop_stackcap_text[]
+    __attribute__((visibility("hidden")));
 
 /*
  * The FPU state that sc__timerint saves: XSAVE's components x87, SSE,
