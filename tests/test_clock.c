@@ -310,6 +310,45 @@ test_critical_exit_without_enter(void **state)
 	sc_test_teardown(NULL);
 }
 
+/* A switch inside a critical section: KASSERT, as FreeBSD's
+ * mi_switch(); the thread is parked, and the machine's other threads are
+ * preempted as before. */
+static void
+yield_in_critical(void *arg)
+{
+	atomic_int *done = arg;
+
+	sc_critical_enter();
+	sc_yield();
+	atomic_store(done, 1);		/* never: the thread is parked */
+}
+
+static void
+test_switch_in_critical(void **state)
+{
+	struct spinner s = { 0 };
+	struct releaser r = { .spinner = &s };
+	struct sc_thread *td, *td2;
+	atomic_int done = 0;
+
+	(void)state;
+	clock_machine(1, 1000);
+	sc_set_panic_handler(sc_test_panic_record);
+	td = sc_test_spawn("yielder", yield_in_critical, &done);
+	SC_WAIT_FOR(sc_test_panic_count() > 0);
+	assert_non_null(strstr(sc_test_panic_msg(), "critical section"));
+	assert_int_equal(atomic_load(&done), 0);
+	assert_int_equal(sc_thread_join(td), EINVAL);	/* parked */
+	/* The next threads are preempted as usual. */
+	td = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	td2 = sc_test_spawn("releaser", release_spinner, &r);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(td2), 0);
+	sc_test_teardown(NULL);
+}
+
 /* hz below 0 or above SC_HZ_MAX: EINVAL, with the reason. */
 static void
 test_hz_range(void **state)
@@ -372,6 +411,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_critical_exit_without_enter, setup_none,
 		    sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_switch_in_critical,
+		    setup_none, sc_test_teardown),
 		cmocka_unit_test(test_hz_range),
 		cmocka_unit_test(test_scenario_preempted),
 	};
