@@ -225,6 +225,8 @@ sc__clock_intr(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 	    SC_IPI_CLOCK) == 0)
 		return;		/* an IPI's handler took the tick */
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	if (td == NULL)
+		return;		/* the CPU boots: no thread to count for */
 	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
 	    frame->if_rsp < td->td_kstack.hi;
 	sc__hardclock(pc, td);
