@@ -134,7 +134,6 @@ sc__clock_cpu_init(struct sc_pcpu *pc)
 	if (timer_create(CLOCK_MONOTONIC, &sev, &pc->pc_timer) != 0)
 		return (errno);
 	pc->pc_timer_ok = true;
-	sc__clock_idle(pc, false);
 	return (0);
 }
 
@@ -150,10 +149,11 @@ sc__clock_cpu_fini(struct sc_pcpu *pc)
 }
 
 /*
- * On pc's own pthread: the idle loop is about to sleep (idle), or has
- * work again.  A sleeping CPU takes no tick (the kernel's idle tickless
- * mode, cpu_idle() with the event timer stopped); the period starts over
- * when it wakes.
+ * On pc's own pthread, from its idle thread: it is about to sleep (idle),
+ * or looks for work (its first pass arms the timer: no tick comes before
+ * the CPU runs a thread).  A sleeping CPU takes no tick (the kernel's
+ * idle tickless mode, cpu_idle() with the event timer stopped); the
+ * period starts over when it wakes.
  */
 void
 sc__clock_idle(struct sc_pcpu *pc, bool idle)
@@ -225,8 +225,6 @@ sc__clock_intr(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 	    SC_IPI_CLOCK) == 0)
 		return;		/* an IPI's handler took the tick */
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
-	if (td == NULL)
-		return;		/* the CPU boots: no thread to count for */
 	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
 	    frame->if_rsp < td->td_kstack.hi;
 	sc__hardclock(pc, td);

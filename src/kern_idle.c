@@ -43,6 +43,7 @@ sc__idle_loop(void *arg)
 	(void)arg;
 	for (;;) {
 		pc = sc__pcpu_get();
+		sc__clock_idle(pc, false);
 		atomic_store(&pc->pc_idling, 1);
 		seq = atomic_load(&pc->pc_idle_futex);
 		if (m->m_sched->sched_runnable(pc) ||
@@ -56,7 +57,6 @@ sc__idle_loop(void *arg)
 		 * deterministic mode an idle CPU waits at a point. */
 		sc__clock_idle(pc, true);
 		sc__futex_wait(&pc->pc_idle_futex, seq, 200 * 1000 * 1000L);
-		sc__clock_idle(pc, false);
 		sc__san_poll_signals(pc);
 		atomic_store(&pc->pc_idling, 0);
 	}
