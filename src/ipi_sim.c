@@ -97,9 +97,9 @@ sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
 		    memory_order_relaxed)->td_tid, 0, 0);
 		return;
 	}
-	/* The timer's vector alone: the IPIs pending have signals of
-	 * their own, which run their handler (and its hook). */
-	if (tick)
+	/* The timer's vector alone, unless IPIs wait too (sc_ipi_handler()). */
+	if (tick && (atomic_load_explicit(&pc->pc_ipi_pending,
+	    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) == 0)
 		sc__clock_intr(pc, frame, uc);
 	else
 		sc__ipi_bitmap_handler(pc, frame, uc);
@@ -131,7 +131,15 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 		/* Odd while inside: a timed-out requester reads the
 		 * pthread's mask, which holds the signal here. */
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
-		if (!tick)
+		/*
+		 * A tick's signal takes the IPIs that it finds pending, as an
+		 * IPI's signal would: their own signal may never come (TSan
+		 * keeps one pending signal per number, so an IPI and a tick
+		 * that wait together arrive as one).  Then it is the IPIs'
+		 * handler, hook included.
+		 */
+		if (!tick || (atomic_load_explicit(&pc->pc_ipi_pending,
+		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) != 0)
 			sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
 			    atomic_load_explicit(&pc->pc_curthread,
 			    memory_order_relaxed));
