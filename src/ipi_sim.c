@@ -64,7 +64,7 @@ sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
  * An interrupt on pc, from the signal handler or (deterministic mode) a
  * scheduling point: the NMI first, then the rest unless interrupts are
  * disabled.  uc: the signal's context, or NULL.  tick: the signal is the
- * CPU's clock, not an IPI (its deferral is no IPI's: not counted).
+ * CPU's clock's (SI_TIMER), not an IPI's.
  */
 static void
 sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
@@ -74,22 +74,37 @@ sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
 	 * SC_PROTO_NMI: an NMI is taken whatever the interrupt flag says;
 	 * its handler answers depth 0 when interrupts were disabled.
 	 */
+	uint32_t ipis;
+	int old;
+	bool nmi = false;
+
 	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
 	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
 	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
 		sc__ipi_nmi_handler(pc, frame);
 		if (atomic_load(&pc->pc_ipi_pending) == 0)
 			return;		/* nothing else came with it */
+		nmi = true;
 	}
 	if (atomic_load_explicit(&pc->pc_spinlock_count,
 	    memory_order_relaxed) != 0) {
-		/* Interrupts disabled: spinlock_exit() will run it. */
-		atomic_store_explicit(&pc->pc_intr_deferred, 1,
-		    memory_order_relaxed);
-		/* Only IPIs count: a tick, or an NMI's signal that found
-		 * a tick pending, defers no IPI. */
-		if (tick || (atomic_load_explicit(&pc->pc_ipi_pending,
-		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) == 0)
+		/*
+		 * Interrupts disabled: spinlock_exit() will run it.  Only
+		 * IPIs count, once each: a tick alone (or an NMI's signal
+		 * that found only a tick) defers no IPI, and a tick's signal
+		 * that carries IPIs (sc_ipi_handler()) counts them unless
+		 * their own signal was deferred first.
+		 */
+		ipis = atomic_load_explicit(&pc->pc_ipi_pending,
+		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK;
+		if (ipis == 0 && (tick || nmi)) {
+			atomic_fetch_or_explicit(&pc->pc_intr_deferred,
+			    SC_DEFER_CLOCK, memory_order_relaxed);
+			return;
+		}
+		old = atomic_fetch_or_explicit(&pc->pc_intr_deferred,
+		    SC_DEFER_IPI, memory_order_relaxed);
+		if (tick && (old & SC_DEFER_IPI) != 0)
 			return;
 		SC_CNT_INC(pc->pc_machine, ipis_deferred);
 		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,

@@ -275,8 +275,10 @@ struct sc_pcpu {
 					   interrupts off; others read it */
 	struct sc_thread *pc_idlethread; /* (c) */
 	_Atomic int	pc_spinlock_count; /* (o) interrupts off while > 0 */
-	_Atomic int	pc_intr_deferred; /* (o) an IPI waits for
-					   spinlock_exit */
+	_Atomic int	pc_intr_deferred; /* (o) SC_DEFER_*: an interrupt
+					   waits for spinlock_exit */
+#define SC_DEFER_IPI	0x1		/* pc_intr_deferred: IPIs wait */
+#define SC_DEFER_CLOCK	0x2		/* ... a tick waits */
 	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
 	_Atomic uint32_t pc_handler_gen; /* (o/a) the IPI signal handler's
 					   entries and exits: odd inside */
