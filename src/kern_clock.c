@@ -232,6 +232,7 @@ sc__clock_intr(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 		sc__clock_intr_end(pc, td, frame, uc);
 }
 
+#if !defined(SC_SANITIZER_THREAD)
 /* Is pc in the text of the library itself? */
 static bool
 sc_clock_in_library(uintptr_t pc)
@@ -261,6 +262,7 @@ sc_clock_can_redirect(struct sc_pcpu *pc, struct sc_thread *td,
 	    memory_order_relaxed) && !sc_clock_in_library(frame->if_rip) &&
 	    !sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop));
 }
+#endif
 
 /*
  * The end of the clock interrupt on pc, which interrupted td at frame,
