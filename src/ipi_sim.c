@@ -61,63 +61,81 @@ sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
 }
 
 /*
+ * TSan keeps one pending signal per number, so an IPI and a tick that wait
+ * together arrive as one signal, whose siginfo may be the tick's: there a
+ * tick's signal carries the IPIs that it finds pending, hook and count
+ * included.  Elsewhere each signal is queued and comes: a tick's signal
+ * takes the clock's vector alone (the local APIC timer has a vector of
+ * its own), and the IPIs' own signals take theirs.
+ */
+#if defined(SC_SANITIZER_THREAD)
+#define SC_TICK_CARRIES_IPIS	true
+#else
+#define SC_TICK_CARRIES_IPIS	false
+#endif
+
+/*
  * An interrupt on pc, from the signal handler or (deterministic mode) a
  * scheduling point: the NMI first, then the rest unless interrupts are
  * disabled.  uc: the signal's context, or NULL.  tick: the signal is the
- * CPU's clock's (SI_TIMER), not an IPI's.
+ * CPU's clock's (SI_TIMER); ipi: it takes the IPIs (any signal but a tick
+ * that carries none).
  */
 static void
 sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
-    bool tick)
+    bool tick, bool ipi)
 {
+	int old;
+
 	/*
 	 * SC_PROTO_NMI: an NMI is taken whatever the interrupt flag says;
-	 * its handler answers depth 0 when interrupts were disabled.
+	 * its handler answers depth 0 when interrupts were disabled.  Not by
+	 * a tick that carries no IPI: its signal would leave the NMI's own
+	 * to come late, into the next request.
 	 */
-	uint32_t ipis;
-	int old;
-	bool nmi = false;
-
-	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
+	if (ipi && (atomic_load_explicit(&pc->pc_ipi_pending,
+	    memory_order_relaxed) &
 	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
 	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
 		sc__ipi_nmi_handler(pc, frame);
 		if (atomic_load(&pc->pc_ipi_pending) == 0)
 			return;		/* nothing else came with it */
-		nmi = true;
 	}
 	if (atomic_load_explicit(&pc->pc_spinlock_count,
 	    memory_order_relaxed) != 0) {
 		/*
 		 * Interrupts disabled: spinlock_exit() will run it.  Only
-		 * IPIs count, once each: a tick alone (or an NMI's signal
-		 * that found only a tick) defers no IPI, and a tick's signal
-		 * that carries IPIs (sc_ipi_handler()) counts them unless
-		 * their own signal was deferred first.
+		 * IPIs count, once each: a signal that brings no IPI (a
+		 * tick, or one whose IPIs an earlier signal took) defers
+		 * none; IPIs that a tick's signal carried are counted
+		 * there, and their own signal, if it still comes, is not.
 		 */
-		ipis = atomic_load_explicit(&pc->pc_ipi_pending,
-		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK;
-		if (ipis == 0 && (tick || nmi)) {
+		if (!ipi || (atomic_load_explicit(&pc->pc_ipi_pending,
+		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) == 0) {
 			atomic_fetch_or_explicit(&pc->pc_intr_deferred,
 			    SC_DEFER_CLOCK, memory_order_relaxed);
 			return;
 		}
 		old = atomic_fetch_or_explicit(&pc->pc_intr_deferred,
-		    SC_DEFER_IPI, memory_order_relaxed);
+		    tick ? SC_DEFER_IPI | SC_DEFER_CARRIED : SC_DEFER_IPI,
+		    memory_order_relaxed);
 		if (tick && (old & SC_DEFER_IPI) != 0)
 			return;
+		if (!tick && (old & SC_DEFER_CARRIED) != 0) {
+			atomic_fetch_and_explicit(&pc->pc_intr_deferred,
+			    ~SC_DEFER_CARRIED, memory_order_relaxed);
+			return;
+		}
 		SC_CNT_INC(pc->pc_machine, ipis_deferred);
 		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,
 		    atomic_load_explicit(&pc->pc_curthread,
 		    memory_order_relaxed)->td_tid, 0, 0);
 		return;
 	}
-	/* The timer's vector alone, unless IPIs wait too (sc_ipi_handler()). */
-	if (tick && (atomic_load_explicit(&pc->pc_ipi_pending,
-	    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) == 0)
-		sc__clock_intr(pc, frame, uc);
-	else
+	if (ipi)
 		sc__ipi_bitmap_handler(pc, frame, uc);
+	else
+		sc__clock_intr(pc, frame, uc);
 }
 
 static void
@@ -127,7 +145,7 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	struct sc_pcpu *pc = sc__pcpu_handler();
 	struct sc_intr_frame frame;
 	ucontext_t *uc = ucv;
-	bool tick;
+	bool tick, ipi;
 
 	(void)sig;
 	if (pc != NULL) {		/* else not a CPU pthread: ignore */
@@ -143,23 +161,18 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 			    SC_IPI_CLOCK) != 0)
 				pc->pc_ticks_missed++;
 		}
+		ipi = !tick || (SC_TICK_CARRIES_IPIS && (atomic_load_explicit(
+		    &pc->pc_ipi_pending, memory_order_relaxed) &
+		    ~(uint32_t)SC_IPI_CLOCK) != 0);
 		/* Odd while inside: a timed-out requester reads the
 		 * pthread's mask, which holds the signal here. */
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
-		/*
-		 * A tick's signal takes the IPIs that it finds pending, as an
-		 * IPI's signal would: their own signal may never come (TSan
-		 * keeps one pending signal per number, so an IPI and a tick
-		 * that wait together arrive as one).  Then it is the IPIs'
-		 * handler, hook included.
-		 */
-		if (!tick || (atomic_load_explicit(&pc->pc_ipi_pending,
-		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) != 0)
+		if (ipi)
 			sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
 			    atomic_load_explicit(&pc->pc_curthread,
 			    memory_order_relaxed));
 		sc_ipi_frame(pc, uc, &frame);
-		sc_ipi_take(pc, &frame, uc, tick);
+		sc_ipi_take(pc, &frame, uc, tick, ipi);
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
 	}
 	errno = saved_errno;
@@ -184,7 +197,7 @@ sc__ipi_poll(struct sc_pcpu *pc, uintptr_t rbp, uintptr_t rip)
 	frame.if_rip = rip;
 	frame.if_rbp = rbp;
 	frame.if_rsp = rbp;
-	sc_ipi_take(pc, &frame, NULL, false);
+	sc_ipi_take(pc, &frame, NULL, false, true);
 }
 
 /*

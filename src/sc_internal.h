@@ -279,6 +279,8 @@ struct sc_pcpu {
 					   waits for spinlock_exit */
 #define SC_DEFER_IPI	0x1		/* pc_intr_deferred: IPIs wait */
 #define SC_DEFER_CLOCK	0x2		/* ... a tick waits */
+#define SC_DEFER_CARRIED 0x4		/* ... IPIs that a tick's signal
+					   deferred and counted */
 	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
 	_Atomic uint32_t pc_handler_gen; /* (o/a) the IPI signal handler's
 					   entries and exits: odd inside */
