@@ -281,6 +281,13 @@ struct sc_machine_config {
 					   CPU (docs/protocol.md); only
 					   with SC_PROTO_IPI and
 					   SC_ARCH_AMD64 (else EINVAL) */
+	/* --- stackcap 0.6 --- */
+	int	hz;			/* clock interrupts a second on each
+					   CPU (FreeBSD's hz), default 1000,
+					   at most SC_HZ_MAX (else EINVAL);
+					   0: no clock, a thread leaves its
+					   CPU only at its own calls.  Off in
+					   deterministic mode (cfg.seed) */
 };
 
 /*
@@ -291,6 +298,12 @@ struct sc_machine_config {
  * sc_machine_config_init() sets ULE, unless the environment variable
  * STACKCAP_SCHED is "4bsd" (or "ule").
  */
+/*
+ * The largest cfg.hz: the rate at which a host timer still delivers every
+ * tick to each simulated CPU (docs/benchmarks.md, bench_clock).
+ */
+#define SC_HZ_MAX	10000
+
 #define SC_SCHED_ULE	0
 #define SC_SCHED_4BSD	1
 
@@ -408,6 +421,11 @@ struct sc_counters {
 	uint64_t	snapshot_retries; /* ... threads a round's answer did
 					   not name, tried again in the
 					   next round */
+	/* --- stackcap 0.6 --- */
+	uint64_t	clock_intrs;	/* clock interrupts handled
+					   (hardclock) */
+	uint64_t	preempted;	/* involuntary switches: time slice
+					   spent, or a better thread */
 	uint64_t	sim_ticks;	/* deterministic mode: virtual clock
 					   ticks taken (every 1000 steps,
 					   docs/determinism.md) */
@@ -694,6 +712,12 @@ SC_EXTERN void	sc_user_call(void (*fn)(void *), void *arg);
  * not call anything that may switch in between. */
 SC_EXTERN void	sc_spinlock_enter(void);
 SC_EXTERN void	sc_spinlock_exit(void);
+/* critical_enter()/critical_exit(): inside, the thread is not preempted
+ * (interrupts stay on; a preemption that a clock interrupt owes it waits
+ * for the matching exit, td_owepreempt).  Nestable.  A simulated thread
+ * only: KASSERT elsewhere, and for an exit without an enter. */
+SC_EXTERN void	sc_critical_enter(void);
+SC_EXTERN void	sc_critical_exit(void);
 /* This CPU's number (PCPU_GET(cpuid)). */
 SC_EXTERN int	sc_curcpu(void);
 
@@ -761,6 +785,9 @@ enum sc_trace_event {
 	SC_TRACE_SNAPSHOT_ROUND, /* requester; a0 round (1, 2...); a1 the
 				   CPUs interrupted in it */
 	SC_TRACE_SNAPSHOT_DONE,	/* requester; a0 threads listed; a1 rounds */
+	SC_TRACE_PREEMPT,	/* cpu; tid preempted by a clock interrupt's
+				   slice end (a0 1) or at a later safe point
+				   (a0 0) */
 	SC_TRACE_NEVENTS
 };
 

@@ -106,4 +106,89 @@ sc__user_enter:
 	.cfi_endproc
 	.size	sc__user_enter, .-sc__user_enter
 
+/*
+ * sc__timerint: the clock interrupt's frame on a preempted thread's kernel
+ * stack (the kernel's Xtimerint and lapic_handle_timer(), whose
+ * critical_exit() preempts).  Entered by the signal's return, which
+ * kern_clock.c's sc__clock_intr_end() redirected here, with
+ *   [rsp]     the interrupted %rip: this frame's return address, so that
+ *             a walk through this frame reads the interrupted function
+ *             and then the interrupted %rbp's chain
+ *   [rsp + 8] the slot, just below the interrupted red zone, that holds
+ *             the interrupted %rip again: "ret $128" from there lands on
+ *             the interrupted %rsp
+ * and every other register as interrupted.  Saves the caller-saved
+ * registers, the flags and the FPU/SSE/AVX state (XSAVE with
+ * sc__fpu_mask, FXSAVE when it is 0, in sc__fpu_len bytes, 64-aligned),
+ * calls sc__sched_preempt() (the involuntary switch; the thread may come
+ * back on another CPU), restores them all and returns to the interrupted
+ * instruction.  The callee-saved registers are the C function's to keep.
+ */
+	.globl	sc__timerint
+	.hidden	sc__timerint
+	.type	sc__timerint,@function
+sc__timerint:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register rbp
+	pushfq
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11
+	cld				/* the ABI's direction flag */
+	subq	sc__fpu_len(%rip), %rsp
+	andq	$-64, %rsp
+	movq	sc__fpu_mask(%rip), %rax
+	testq	%rax, %rax
+	jz	1f
+	movq	%rax, %rdx
+	shrq	$32, %rdx
+	xorl	%ecx, %ecx		/* XSAVE writes only XSTATE_BV of */
+	movq	%rcx, 512(%rsp)		/* the header: zero the rest, */
+	movq	%rcx, 520(%rsp)		/* which XRSTOR checks */
+	movq	%rcx, 528(%rsp)
+	movq	%rcx, 536(%rsp)
+	movq	%rcx, 544(%rsp)
+	movq	%rcx, 552(%rsp)
+	movq	%rcx, 560(%rsp)
+	movq	%rcx, 568(%rsp)
+	xsave64	(%rsp)
+	jmp	2f
+1:	fxsave64 (%rsp)
+2:	call	sc__sched_preempt
+	movq	sc__fpu_mask(%rip), %rax
+	testq	%rax, %rax
+	jz	3f
+	movq	%rax, %rdx
+	shrq	$32, %rdx
+	xrstor64 (%rsp)
+	jmp	4f
+3:	fxrstor64 (%rsp)
+4:	leaq	-80(%rbp), %rsp
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	popfq
+	popq	%rbp
+	.cfi_def_cfa rsp, 8
+	movq	8(%rsp), %rsp		/* the slot below the red zone */
+	ret	$128
+	.cfi_endproc
+	.size	sc__timerint, .-sc__timerint
+
 	.section .note.GNU-stack,"",@progbits

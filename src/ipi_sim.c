@@ -61,18 +61,40 @@ sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
 }
 
 /*
+ * TSan keeps one pending signal per number, so an IPI and a tick that wait
+ * together arrive as one signal, whose siginfo may be the tick's: there a
+ * tick's signal carries the IPIs that it finds pending, hook and count
+ * included.  Elsewhere each signal is queued and comes: a tick's signal
+ * takes the clock's vector alone (the local APIC timer has a vector of
+ * its own), and the IPIs' own signals take theirs.
+ */
+#if defined(SC_SANITIZER_THREAD)
+#define SC_TICK_CARRIES_IPIS	true
+#else
+#define SC_TICK_CARRIES_IPIS	false
+#endif
+
+/*
  * An interrupt on pc, from the signal handler or (deterministic mode) a
  * scheduling point: the NMI first, then the rest unless interrupts are
- * disabled.  uc: the signal's context, or NULL.
+ * disabled.  uc: the signal's context, or NULL.  tick: the signal is the
+ * CPU's clock's (SI_TIMER); ipi: it takes the IPIs (any signal but a tick
+ * that carries none).
  */
 static void
-sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc)
+sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc,
+    bool tick, bool ipi)
 {
+	int old;
+
 	/*
 	 * SC_PROTO_NMI: an NMI is taken whatever the interrupt flag says;
-	 * its handler answers depth 0 when interrupts were disabled.
+	 * its handler answers depth 0 when interrupts were disabled.  Not by
+	 * a tick that carries no IPI: its signal would leave the NMI's own
+	 * to come late, into the next request.
 	 */
-	if ((atomic_load_explicit(&pc->pc_ipi_pending, memory_order_relaxed) &
+	if (ipi && (atomic_load_explicit(&pc->pc_ipi_pending,
+	    memory_order_relaxed) &
 	    SC_IPI_NMI) != 0 && (atomic_fetch_and(&pc->pc_ipi_pending,
 	    ~(uint32_t)SC_IPI_NMI) & SC_IPI_NMI) != 0) {
 		sc__ipi_nmi_handler(pc, frame);
@@ -81,16 +103,39 @@ sc_ipi_take(struct sc_pcpu *pc, struct sc_intr_frame *frame, ucontext_t *uc)
 	}
 	if (atomic_load_explicit(&pc->pc_spinlock_count,
 	    memory_order_relaxed) != 0) {
-		/* Interrupts disabled: spinlock_exit() will run it. */
-		atomic_store_explicit(&pc->pc_intr_deferred, 1,
+		/*
+		 * Interrupts disabled: spinlock_exit() will run it.  Only
+		 * IPIs count, once each: a signal that brings no IPI (a
+		 * tick, or one whose IPIs an earlier signal took) defers
+		 * none; IPIs that a tick's signal carried are counted
+		 * there, and their own signal, if it still comes, is not.
+		 */
+		if (!ipi || (atomic_load_explicit(&pc->pc_ipi_pending,
+		    memory_order_relaxed) & ~(uint32_t)SC_IPI_CLOCK) == 0) {
+			atomic_fetch_or_explicit(&pc->pc_intr_deferred,
+			    SC_DEFER_CLOCK, memory_order_relaxed);
+			return;
+		}
+		old = atomic_fetch_or_explicit(&pc->pc_intr_deferred,
+		    tick ? SC_DEFER_IPI | SC_DEFER_CARRIED : SC_DEFER_IPI,
 		    memory_order_relaxed);
+		if (tick && (old & SC_DEFER_IPI) != 0)
+			return;
+		if (!tick && (old & SC_DEFER_CARRIED) != 0) {
+			atomic_fetch_and_explicit(&pc->pc_intr_deferred,
+			    ~SC_DEFER_CARRIED, memory_order_relaxed);
+			return;
+		}
 		SC_CNT_INC(pc->pc_machine, ipis_deferred);
 		SC_TRACE(pc->pc_machine, SC_TRACE_IPI_DEFERRED, pc->pc_cpuid,
 		    atomic_load_explicit(&pc->pc_curthread,
 		    memory_order_relaxed)->td_tid, 0, 0);
 		return;
 	}
-	sc__ipi_bitmap_handler(pc, frame, uc);
+	if (ipi)
+		sc__ipi_bitmap_handler(pc, frame, uc);
+	else
+		sc__clock_intr(pc, frame, uc);
 }
 
 static void
@@ -100,22 +145,38 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	struct sc_pcpu *pc = sc__pcpu_handler();
 	struct sc_intr_frame frame;
 	ucontext_t *uc = ucv;
+	bool tick, ipi;
 
 	(void)sig;
-	(void)si;
 	if (pc != NULL && sc__ds_signal_is_takeback(pc->pc_machine)) {
 		/* Deterministic mode: no IPI is a signal (sim_det.c). */
 		sc_ipi_frame(pc, uc, &frame);
 		sc__ds_takeback(pc, &frame);
 	} else if (pc != NULL) {	/* else not a CPU pthread: ignore */
+		/* The CPU's clock (kern_clock.c): a timer's signal. */
+		tick = si != NULL && si->si_code == SI_TIMER;
+		if (tick) {
+			/* The periods that expired while the signal was
+			 * pending, and a tick whose vector still waits
+			 * (deferred): the next hardclock() counts them. */
+			pc->pc_ticks_missed += si->si_overrun;
+			if ((atomic_fetch_or_explicit(&pc->pc_ipi_pending,
+			    SC_IPI_CLOCK, memory_order_relaxed) &
+			    SC_IPI_CLOCK) != 0)
+				pc->pc_ticks_missed++;
+		}
+		ipi = !tick || (SC_TICK_CARRIES_IPIS && (atomic_load_explicit(
+		    &pc->pc_ipi_pending, memory_order_relaxed) &
+		    ~(uint32_t)SC_IPI_CLOCK) != 0);
 		/* Odd while inside: a timed-out requester reads the
 		 * pthread's mask, which holds the signal here. */
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
-		sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
-		    atomic_load_explicit(&pc->pc_curthread,
-		    memory_order_relaxed));
+		if (ipi)
+			sc__hook(pc->pc_machine, SC_HOOK_INTR_ENTER,
+			    atomic_load_explicit(&pc->pc_curthread,
+			    memory_order_relaxed));
 		sc_ipi_frame(pc, uc, &frame);
-		sc_ipi_take(pc, &frame, uc);
+		sc_ipi_take(pc, &frame, uc, tick, ipi);
 		atomic_fetch_add(&pc->pc_handler_gen, 1);
 	}
 	errno = saved_errno;
@@ -140,7 +201,7 @@ sc__ipi_poll(struct sc_pcpu *pc, const struct sc_intr_frame *at)
 	frame.if_rip = at->if_rip;
 	frame.if_rbp = at->if_rbp;
 	frame.if_rsp = at->if_rsp;
-	sc_ipi_take(pc, &frame, NULL);
+	sc_ipi_take(pc, &frame, NULL, false, true);
 }
 
 /*
@@ -345,8 +406,8 @@ sc__ipi_fini(struct sc_machine *m)
 }
 
 /*
- * On the CPU's pthread: its alternate signal stack and signal mask.
- * Returns 0, ENOMEM, or the error of sigaltstack().
+ * On the CPU's pthread: its alternate signal stack, signal mask and clock.
+ * Returns 0, ENOMEM, or the error of sigaltstack() or timer_create().
  */
 int
 sc__ipi_cpu_init(struct sc_pcpu *pc)
@@ -370,6 +431,10 @@ sc__ipi_cpu_init(struct sc_pcpu *pc)
 	}
 	pc->pc_sigstack = p;
 	pc->pc_sigstack_len = SC_SIGSTACK_LEN;
+	if ((error = sc__clock_cpu_init(pc)) != 0) {
+		sc__ipi_cpu_fini(pc);
+		return (error);
+	}
 	sigemptyset(&set);
 	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
 	/* Cannot fail: the set is valid and SIG_UNBLOCK a known "how". */
@@ -386,7 +451,8 @@ sc__ipi_cpu_fini(struct sc_pcpu *pc)
 
 	if (pc->pc_sigstack == NULL)
 		return;
-	/* No IPI may run once the pthread has left the machine. */
+	/* No IPI nor tick may run once the pthread has left the machine. */
+	sc__clock_cpu_fini(pc);
 	sigemptyset(&set);
 	sigaddset(&set, pc->pc_machine->m_cfg.ipi_signo);
 	(void)pthread_sigmask(SIG_BLOCK, &set, NULL);

@@ -43,6 +43,7 @@ sc__idle_loop(void *arg)
 	(void)arg;
 	for (;;) {
 		pc = sc__pcpu_get();
+		sc__clock_idle(pc, false);
 		atomic_store(&pc->pc_idling, 1);
 		seq = atomic_load(&pc->pc_idle_futex);
 		if (m->m_sched->sched_runnable(pc) ||
@@ -54,6 +55,7 @@ sc__idle_loop(void *arg)
 		/* The bound only limits damage from a lost wake; none is
 		 * expected (sched_add bumps the word before waking).  In
 		 * deterministic mode an idle CPU waits at a point. */
+		sc__clock_idle(pc, true);
 		sc__futex_wait(&pc->pc_idle_futex, seq, 200 * 1000 * 1000L);
 		sc__san_poll_signals(pc);
 		atomic_store(&pc->pc_idling, 0);

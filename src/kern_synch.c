@@ -70,6 +70,11 @@ sc__mi_switch(struct sc_thread *td)
 	    "%d spin locks held and interrupts disabled %d times (a "
 	    "sleep inside sc_spinlock_enter() or another thread's lock?)",
 	    td->td_tid, pc->pc_nheld, atomic_load(&pc->pc_spinlock_count));
+	/* FreeBSD's mi_switch(): "switch in a critical section". */
+	SC_KASSERT(atomic_load_explicit(&td->td_critnest,
+	    memory_order_relaxed) == 0, , "mi_switch: thread %d switches in "
+	    "a critical section (sc_critical_enter() %d deep)", td->td_tid,
+	    atomic_load(&td->td_critnest));
 	if (atomic_load(&m->m_dying))
 		sc__cpu_leave(pc, td);
 	m->m_sched->sched_switch(td, pc);

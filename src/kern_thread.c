@@ -277,6 +277,10 @@ sc__thread_alloc(struct sc_proc *p, const char *name, void (*fn)(void *),
 	td->td_ustack_len = 0;
 	td->td_asan_fake = NULL;
 	atomic_store(&td->td_hostlocks, 0);
+	atomic_store(&td->td_critnest, 0);
+	atomic_store(&td->td_owepreempt, 0);
+	td->td_slice = 0;
+	td->td_uksp = 0;
 	snprintf(td->td_name, sizeof(td->td_name), "%s", name);
 	m->m_sched->sched_newthread(td);
 	atomic_store(&td->td_state, SC_TDS_INACTIVE);
@@ -550,6 +554,7 @@ sc__thread_park(struct sc_thread *td)
 
 	sc__spin_release_all(pc);
 	atomic_store(&pc->pc_spinlock_count, 0);
+	atomic_store(&td->td_critnest, 0);
 	sc_park_release_proc_locks(td);
 	/*
 	 * Joiners learn that td will never exit (sc_thread_join() returns

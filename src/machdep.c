@@ -37,6 +37,7 @@ void
 sc_spinlock_exit(void)
 {
 	struct sc_pcpu *pc = sc__pcpu_get();
+	struct sc_thread *td;
 	int n;
 
 	if (pc == NULL)
@@ -57,7 +58,15 @@ sc_spinlock_exit(void)
 		sc__ipi_deferred(pc, (uintptr_t)__builtin_frame_address(0),
 		    (uintptr_t)&&here);
 here:
-	return;
+	/*
+	 * The last release, as the kernel's spinlock_exit() ends in
+	 * critical_exit(): a preemption that an interrupt owed the thread
+	 * while interrupts were off is taken now.
+	 */
+	if (n == 1 && (td = atomic_load_explicit(&pc->pc_curthread,
+	    memory_order_relaxed)) != NULL && atomic_load_explicit(
+	    &td->td_owepreempt, memory_order_relaxed))
+		sc__sched_preempt_owed(td);
 }
 
 void
@@ -90,6 +99,19 @@ sc_user_call(void (*fn)(void *), void *arg)
 		SC_KASSERT(top >= lo + SC_USTACK_MIN, , "sc_user_call: thread "
 		    "%d: user stack exhausted (%zu bytes left)", td->td_tid,
 		    (size_t)(top - lo));
+		sc__user_enter(fn, arg, (void *)top);
+		return;
 	}
+	/*
+	 * From the kernel stack: what lies below this frame's call of
+	 * sc__user_enter() is free while fn runs, where a clock interrupt
+	 * from user mode runs its preemption (kern_clock.c), as a trap
+	 * from user mode starts at the top of the thread's kernel stack.
+	 */
+	td->td_uksp = (sp - 256) & ~(uintptr_t)15;
 	sc__user_enter(fn, arg, (void *)top);
+	td->td_uksp = 0;
+	/* ast(): a preemption owed while in user mode, on the way out. */
+	if (atomic_load_explicit(&td->td_owepreempt, memory_order_relaxed))
+		sc__sched_preempt_owed(td);
 }

@@ -233,6 +233,7 @@ sc_machine_config_defaults(struct sc_machine_config *cfg)
 	cfg->capture_timeout_ns = 1000L * 1000 * 1000;
 	cfg->wait_strategy = SC_WAIT_SPIN_SLEEP;
 	cfg->wait_spin_ns = 5 * 1000;
+	cfg->hz = 1000;		/* FreeBSD's */
 }
 
 void
@@ -310,6 +311,9 @@ sc_config_check(const struct sc_machine_config *cfg)
 		return ("sim_pct_depth is not in 0..64");
 	if (cfg->capture_serial != 0 && cfg->capture_serial != 1)
 		return ("capture_serial is neither 0 nor 1");
+	if (cfg->hz < 0 || cfg->hz > SC_HZ_MAX)
+		return ("hz is not in 0..10000 (SC_HZ_MAX: the host's timers "
+		    "deliver every tick to each CPU up to that rate)");
 
 	/* The deadlocks that only the bounded wait ends. */
 	if (cfg->protocol == SC_PROTO_NMI && cfg->capture_timeout_ns == 0)

@@ -29,7 +29,8 @@ sc__ipi_bitmap_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 	bits = atomic_exchange(&pc->pc_ipi_pending, 0);
 	if (bits == 0)
 		return;
-	SC_CNT_INC(m, ipis_received);
+	if ((bits & ~(uint32_t)SC_IPI_CLOCK) != 0)
+		SC_CNT_INC(m, ipis_received);	/* a tick is no IPI */
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
 	frame->if_kstack = frame->if_rsp >= td->td_kstack.lo &&
 	    frame->if_rsp < td->td_kstack.hi;
@@ -43,10 +44,16 @@ sc__ipi_bitmap_handler(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 	td->td_intr_frame = frame;
 	if ((bits & SC_IPI_TRACE) != 0)
 		sc__stack_capture_intr(pc, td, frame);
+	if ((bits & SC_IPI_CLOCK) != 0)
+		sc__hardclock(pc, td);
 	td->td_intr_frame = prev;
 
 	if ((bits & SC_IPI_STOP) != 0)
 		sc__ipi_stop_redirect(pc, td, frame, uc);
+	/* The interrupt's end: a preemption owed (kern_clock.c). */
+	else if (atomic_load_explicit(&td->td_owepreempt,
+	    memory_order_relaxed))
+		sc__clock_intr_end(pc, td, frame, uc);
 }
 
 /*

@@ -62,6 +62,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <time.h>
 
 /* glibc's sys/queue.h lacks the _SAFE iterators of FreeBSD's queue(3). */
 #ifndef TAILQ_FOREACH_SAFE
@@ -100,6 +101,11 @@
 #define SC_IPI_STOP	0x02	/* machine destroy: leave the machine */
 #define SC_IPI_NMI	0x04	/* SC_PROTO_NMI's IPI_TRACE: an NMI, taken
 				   even with interrupts disabled */
+#define SC_IPI_CLOCK	0x08	/* the CPU's clock interrupt (kern_clock.c):
+				   not an IPI, but it rides the same
+				   signal and the same deferral */
+#define SC_IPI_PREEMPT	0x10	/* IPI_PREEMPT: the running thread owes a
+				   preemption (sc__sched_preempt_cpu()) */
 
 /* A spin lock (struct mtx with MTX_SPIN).  Any context may release it: the
  * sched_lock is handed from one thread to the next across a switch. */
@@ -209,6 +215,14 @@ struct sc_thread {
 					   IPI_STOP never stops td in one */
 	void		*td_tsan_fiber;	/* (z) TSan fiber (a new one at each
 					   reuse) */
+	_Atomic int	td_critnest;	/* (k*) sc_critical_enter() depth */
+	_Atomic int	td_owepreempt;	/* (k*) a preemption waits for a safe
+					   point (kern_clock.c) */
+	int		td_slice;	/* (k*) clock ticks of its slice spent
+					   while running; the handler of
+					   its CPU counts them */
+	uintptr_t	td_uksp;	/* (k) kernel %rsp while in user mode
+					   (sc_user_call()), else 0 */
 };
 
 #define TD_IS_RUNNING(td) (atomic_load(&(td)->td_state) == SC_TDS_RUNNING)
@@ -282,8 +296,12 @@ struct sc_pcpu {
 					   interrupts off; others read it */
 	struct sc_thread *pc_idlethread; /* (c) */
 	_Atomic int	pc_spinlock_count; /* (o) interrupts off while > 0 */
-	_Atomic int	pc_intr_deferred; /* (o) an IPI waits for
-					   spinlock_exit */
+	_Atomic int	pc_intr_deferred; /* (o) SC_DEFER_*: an interrupt
+					   waits for spinlock_exit */
+#define SC_DEFER_IPI	0x1		/* pc_intr_deferred: IPIs wait */
+#define SC_DEFER_CLOCK	0x2		/* ... a tick waits */
+#define SC_DEFER_CARRIED 0x4		/* ... IPIs that a tick's signal
+					   deferred and counted */
 	_Atomic uint32_t pc_ipi_pending; /* (a) SC_IPI_* bitmap */
 	_Atomic uint32_t pc_handler_gen; /* (o/a) the IPI signal handler's
 					   entries and exits: odd inside */
@@ -311,6 +329,12 @@ struct sc_pcpu {
 	_Atomic int	pc_init_error;	/* (a) the pthread could not start */
 	_Atomic uintptr_t pc_tsan_poll_rbp; /* (o) TSan: frame of the poll */
 	struct sc_stack_intr pc_intr;	/* this CPU's capture request slot */
+	timer_t		pc_timer;	/* (o) the clock's POSIX timer */
+	bool		pc_timer_ok;	/* (o) pc_timer was created */
+	bool		pc_timer_armed;	/* (o) it runs (not while idle) */
+	_Atomic uint64_t pc_ticks;	/* (o/a) clock ticks counted */
+	int		pc_ticks_missed; /* (o) periods that expired while the
+					   timer's signal was pending */
 } __attribute__((aligned(64)));
 
 /*
@@ -417,6 +441,7 @@ void	sc__cpu_switch(struct sc_pcb *oldpcb, const struct sc_pcb *newpcb,
 	    _Atomic(struct sc_spin *) *newlockp);
 void	sc__fork_trampoline(void);
 void	sc__user_enter(void (*fn)(void *), void *arg, void *stacktop);
+void	sc__timerint(void);
 
 /* subr_pcpu.c */
 struct sc_pcpu *sc__pcpu_handler(void);	/* signal handler */
@@ -522,6 +547,11 @@ struct sc_sched {
 	/* pc's idle thread, no lock held: take work from a busy CPU if
 	 * there is any (ULE's tdq_idled()); true if pc now has work. */
 	bool		(*sched_idled)(struct sc_pcpu *pc);
+	/* sched_clock(): cnt clock ticks on pc while td (not idle) runs
+	 * there, from its interrupt handler (async-signal-safe, no lock):
+	 * count them against td's slice; true if td must switch. */
+	bool		(*sched_clock)(struct sc_pcpu *pc, struct sc_thread *td,
+			    int cnt);
 };
 extern const struct sc_sched sc__sched_4bsd;
 extern const struct sc_sched sc__sched_ule;
@@ -536,8 +566,24 @@ struct sc_thread *sc__runq_choose(struct sc_runq *rq,
 	    const struct sc_spin *lock);
 void	sc__td_set_state(struct sc_thread *td, enum sc_td_state state);
 void	sc__sched_bind(struct sc_thread *td, int cpu);
+bool	sc__sched_slice_end(struct sc_pcpu *pc, struct sc_thread *td,
+	    int cnt);
 int	sc__sched_default(void);
 const struct sc_sched *sc__sched_select(int sched);
+
+/* kern_clock.c */
+int	sc__clock_cpu_init(struct sc_pcpu *pc);
+void	sc__clock_cpu_fini(struct sc_pcpu *pc);
+void	sc__clock_idle(struct sc_pcpu *pc, bool idle);
+int	sc__clock_slice(const struct sc_machine *m);
+void	sc__hardclock(struct sc_pcpu *pc, struct sc_thread *td);
+void	sc__clock_intr(struct sc_pcpu *pc, struct sc_intr_frame *frame,
+	    ucontext_t *uc);
+void	sc__clock_intr_end(struct sc_pcpu *pc, struct sc_thread *td,
+	    const struct sc_intr_frame *frame, ucontext_t *uc);
+void	sc__sched_preempt_owed(struct sc_thread *td);
+void	sc__sched_preempt(void);
+void	sc__sched_preempt_cpu(struct sc_pcpu *pc);
 
 /* kern_synch.c */
 void	sc__mi_switch(struct sc_thread *td);

@@ -21,6 +21,17 @@
 #include <sanitizer/tsan_interface.h>
 #endif
 
+/*
+ * A function that writes below another context's %rsp (a signal handler
+ * that builds a frame there): ASan's shadow of memory below %rsp is
+ * nobody's, so its checks there say nothing.
+ */
+#if defined(SC_SANITIZER_ADDRESS)
+#define SC_SAN_NO_ASAN	__attribute__((no_sanitize_address))
+#else
+#define SC_SAN_NO_ASAN
+#endif
+
 #if defined(SC_SANITIZER_ADDRESS) || defined(SC_SANITIZER_THREAD)
 #define SC_SAN_STACK_SCALE	4 /* as FreeBSD adds KSTACK pages for KASAN */
 #else

@@ -32,6 +32,8 @@ sc__sched_cpu_switch(struct sc_pcpu *pc, struct sc_thread *td,
 	if (last != SC_NOCPU && last != pc->pc_cpuid)
 		SC_CNT_INC(m, migrations);
 	atomic_store(&newtd->td_lastcpu, pc->pc_cpuid);
+	/* Any switch pays a preemption td owed (sched_switch()). */
+	atomic_store_explicit(&td->td_owepreempt, 0, memory_order_relaxed);
 	atomic_store_explicit(&pc->pc_curthread, newtd, memory_order_relaxed);
 	SC_CNT_INC(m, switches);
 	SC_TRACE(m, SC_TRACE_SWITCH, pc->pc_cpuid, td->td_tid, newtd->td_tid,

@@ -208,6 +208,20 @@ sc_4bsd_idled(struct sc_pcpu *pc)
 	return (false);
 }
 
+/*
+ * sched_clock(): td's slice (sched_slice, hz / 10 ticks: "default is
+ * 100ms") is spent and a thread waits for pc: td must switch
+ * (TDF_NEEDRESCHED | TDF_SLICEEND).  Older 4BSDs had a roundrobin()
+ * callout every sched_quantum ticks for whichever thread ran instead.
+ * maybe_preempt() (a better thread made runnable on this CPU) is
+ * sc__sched_preempt_cpu(), once priorities say "better".
+ */
+static bool
+sc_4bsd_clock(struct sc_pcpu *pc, struct sc_thread *td, int cnt)
+{
+	return (sc__sched_slice_end(pc, td, cnt) && sc_4bsd_runnable(pc));
+}
+
 const struct sc_sched sc__sched_4bsd = {
 	.sched_name = "4BSD",
 	.sched_newthread = sc_4bsd_newthread,
@@ -219,4 +233,5 @@ const struct sc_sched sc__sched_4bsd = {
 	.sched_throw = sc_4bsd_throw,
 	.sched_fork_exit = sc_4bsd_fork_exit,
 	.sched_idled = sc_4bsd_idled,
+	.sched_clock = sc_4bsd_clock,
 };

@@ -154,6 +154,22 @@ sc__sched_bind(struct sc_thread *td, int cpu)
 		sc__mi_switch(td);
 }
 
+/*
+ * The slice accounting of sched_clock(), the same in both schedulers
+ * (ULE's ts_slice, 4BSD's ts_slice): cnt more ticks of td's slice spent;
+ * true when that spends it (a new slice starts).  From pc's clock
+ * interrupt while td runs there (td_slice is (k*)).
+ */
+bool
+sc__sched_slice_end(struct sc_pcpu *pc, struct sc_thread *td, int cnt)
+{
+	td->td_slice += cnt;
+	if (td->td_slice < sc__clock_slice(pc->pc_machine))
+		return (false);
+	td->td_slice = 0;
+	return (true);
+}
+
 /* The scheduler that cfg's sched names (sc_machine_create() checked it). */
 const struct sc_sched *
 sc__sched_select(int sched)

@@ -423,6 +423,20 @@ sc_ule_switch(struct sc_thread *td, struct sc_pcpu *pc)
 	sc_spinlock_exit();
 }
 
+/*
+ * sched_clock(): td's slice is spent (TDF_SLICEEND) and a thread waits on
+ * pc's queue: td must switch.  FreeBSD's sched_clock() runs from
+ * statclock() and scales the slice with the load (td_slice()); here
+ * every slice is sched_slice, hz / 10 ticks.  The preemption of a
+ * better thread made runnable (tdq_notify()'s IPI_PREEMPT to a remote
+ * CPU) is sc__sched_preempt_cpu(), once priorities say "better".
+ */
+static bool
+sc_ule_clock(struct sc_pcpu *pc, struct sc_thread *td, int cnt)
+{
+	return (sc__sched_slice_end(pc, td, cnt) && sc_ule_runnable(pc));
+}
+
 /* sched_fork_thread(): a new thread's lock is the queue of the CPU it
  * will most likely run on (not visible yet: no lock needed to set it). */
 static void
@@ -471,4 +485,5 @@ const struct sc_sched sc__sched_ule = {
 	.sched_throw = sc_ule_throw,
 	.sched_fork_exit = sc_ule_fork_exit,
 	.sched_idled = sc_ule_idled,
+	.sched_clock = sc_ule_clock,
 };

@@ -147,8 +147,8 @@ sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
 	    tv.tv_state, signo, inhandler ? "in stackcap's IPI handler" :
 	    sc_mask_full(tv.tv_blk) ? "every signal blocked (entering a "
 	    "handler)" : "not in a handler", pending ? "pending" :
-	    "not pending", atomic_load_explicit(&pc->pc_intr_deferred,
-	    memory_order_relaxed) != 0 ? "an IPI deferred" :
+	    "not pending", (atomic_load_explicit(&pc->pc_intr_deferred,
+	    memory_order_relaxed) & SC_DEFER_IPI) != 0 ? "an IPI deferred" :
 	    "no IPI deferred", atomic_load_explicit(&pc->pc_spinlock_count,
 	    memory_order_relaxed) != 0 ? "disabled (spinlock_enter)" :
 	    "enabled");

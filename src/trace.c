@@ -57,6 +57,7 @@ static const char *const sc_trace_names[SC_TRACE_NEVENTS] = {
 	[SC_TRACE_SNAPSHOT_BEGIN] = "SNAPSHOT_BEGIN",
 	[SC_TRACE_SNAPSHOT_ROUND] = "SNAPSHOT_ROUND",
 	[SC_TRACE_SNAPSHOT_DONE] = "SNAPSHOT_DONE",
+	[SC_TRACE_PREEMPT] = "PREEMPT",
 };
 
 static const char *const sc_state_names[] = {
@@ -362,6 +363,15 @@ sc__trace_narrate(const struct sc_trace_record *r, char *buf, size_t len)
 		snprintf(buf, len, "%s: snapshot of %" PRIu64 " threads done "
 		    "in %" PRIu64 " round%s", who, r->arg0, r->arg1,
 		    r->arg1 == 1 ? "" : "s");
+		break;
+	case SC_TRACE_PREEMPT:
+		sc_trace_actor(r, false, who, sizeof(who));
+		snprintf(buf, len, "%s: td %d preempted (mi_switch(SW_INVOL)): "
+		    "%s", who, r->tid, r->arg0 != 0 ? "its time slice is "
+		    "spent and another thread waits, at the clock "
+		    "interrupt's end" : "the preemption a clock interrupt "
+		    "owed it, at a safe point (critical_exit(), "
+		    "spinlock_exit(), ast())");
 		break;
 	default:
 		snprintf(buf, len, "event %d", r->event);

@@ -101,6 +101,10 @@ const struct scn_scenario scn_scenarios[] = {
 	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
 	    .summary = "a request slot per CPU: a capture on cpu1 ends "
 	    "while one on cpu0 waits for its IPI" },
+	{ .name = "preempted", .run = scn_preempted,
+	    .ncpu = 1, .timeout_ns = SCN_MS(1000),
+	    .summary = "the clock ends a spinning thread's slice: preempted "
+	    "at the interrupt's end, its pcb shows the interrupt's frame" },
 	{ .name = "nmi-ule", .run = scn_incoming,
 	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
 	    .summary = "FreeBSD 12's NMI protocol under 13's ULE: RUNNING "

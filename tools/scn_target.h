@@ -10,6 +10,7 @@
  *	scn_mistakes.c	the reviewers' catches (cfg.mistakes)
  *	scn_history.c	the schedulers, protocols and arm64 of the history
  *	scn_snapshot.c	per-CPU request slots and sc_machine_snapshot()
+ *	scn_clock.c	the clock's preemption
  *	scenarios.c	the table and the runner
  */
 #ifndef SC_SCN_TARGET_H
@@ -150,5 +151,7 @@ int	scn_arm64_running(struct sc_proc *p, struct scn_result *res);
 int	scn_snapshot(struct sc_proc *p, struct scn_result *res);
 int	scn_snapshot_retry(struct sc_proc *p, struct scn_result *res);
 int	scn_two_requesters(struct sc_proc *p, struct scn_result *res);
+/* scn_clock.c */
+int	scn_preempted(struct sc_proc *p, struct scn_result *res);
 
 #endif /* !SC_SCN_TARGET_H */

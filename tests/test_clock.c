@@ -1,0 +1,421 @@
+/*
+ * The clock (cfg.hz): ticks on a CPU that runs a thread, none without a
+ * clock; time slices that preempt a thread which never calls the library;
+ * the stack of a preempted thread through the clock interrupt's frame;
+ * critical sections that defer the preemption; the misuse that is a
+ * KASSERT or EINVAL.
+ *
+ * Kernel counterparts: hardclock() in sys/kern/kern_clock.c,
+ * sched_clock() in sys/kern/sched_ule.c and sys/kern/sched_4bsd.c,
+ * critical_enter()/critical_exit() in sys/kern/kern_switch.c.
+ *
+ * Simulated threads never call CMocka; the test thread asserts.  No
+ * assertion on timings: every wait is a bounded wait for a condition.
+ */
+#include "sc_test.h"
+#include "scenarios.h"
+
+/* A machine of ncpu CPUs with the clock at hz, in tm with a process tp. */
+static void
+clock_machine(int ncpu, int hz)
+{
+	struct sc_machine_config cfg;
+
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = ncpu;
+	cfg.hz = hz;
+	assert_int_equal(sc_machine_create(&cfg, &tm), 0);
+	assert_int_equal(sc_proc_create(tm, "test", &tp), 0);
+	sc_test_panic_reset();
+}
+
+static int
+setup_none(void **state)
+{
+	(void)state;
+	return (0);
+}
+
+/* ------------------------------------------------------------------------
+ * Thread bodies
+ * ------------------------------------------------------------------------ */
+
+/* Spins in spin_outer -> spin_inner until released, never calling the
+ * library; another thread's flag or the test releases it. */
+struct spinner {
+	atomic_int	running;	/* set once spinning */
+	atomic_int	release;
+	atomic_int	done;
+	atomic_int	critical;	/* spin inside sc_critical_enter() */
+	atomic_int	exit_critical;	/* leave it (then spin on) */
+};
+
+SC_NOIPA static void
+spin_inner(struct spinner *s)
+{
+	atomic_store(&s->running, 1);
+	while (!atomic_load_explicit(&s->release, memory_order_relaxed)) {
+		if (atomic_load_explicit(&s->exit_critical,
+		    memory_order_relaxed) && atomic_exchange(&s->critical, 0))
+			sc_critical_exit();
+		__builtin_ia32_pause();
+	}
+	SC_BARRIER();
+}
+
+SC_NOIPA static void
+spin_outer(void *arg)
+{
+	struct spinner *s = arg;
+
+	if (atomic_load(&s->critical))
+		sc_critical_enter();
+	spin_inner(s);
+	SC_BARRIER();
+	atomic_store(&s->done, 1);
+}
+
+/* Releases the spinner it points to: it can run only if the spinner
+ * leaves its CPU. */
+struct releaser {
+	struct spinner	*spinner;
+	atomic_int	ran;
+};
+
+static void
+release_spinner(void *arg)
+{
+	struct releaser *r = arg;
+
+	atomic_store(&r->ran, 1);
+	atomic_store(&r->spinner->release, 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Tests
+ * ------------------------------------------------------------------------ */
+
+/* A CPU that runs a thread takes ticks (hardclock); with hz = 0 none. */
+static void
+test_ticks_counted(void **state)
+{
+	struct spinner s = { 0 };
+	struct sc_thread *td;
+
+	(void)state;
+	clock_machine(1, 1000);
+	td = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	SC_WAIT_FOR(SC_COUNTER(tm, clock_intrs) >= 10);
+	atomic_store(&s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	sc_test_teardown(NULL);
+
+	memset(&s, 0, sizeof(s));
+	clock_machine(1, 0);
+	td = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	/* Time for ticks, if there were a clock: 20 ms is 20 at 1000 Hz. */
+	(void)nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 },
+	    NULL);
+	assert_int_equal(SC_COUNTER(tm, clock_intrs), 0);
+	assert_int_equal(SC_COUNTER(tm, preempted), 0);
+	atomic_store(&s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	sc_test_teardown(NULL);
+}
+
+/*
+ * One CPU, two threads: the first spins until the second runs, and never
+ * calls the library.  Without a clock that would never end (the bounded
+ * wait would fail); with one, the first thread's slice ends with the
+ * second waiting, the tick preempts it, and the second releases it.
+ */
+static void
+test_spinner_preempted(void **state)
+{
+	struct spinner s = { 0 };
+	struct releaser r = { .spinner = &s };
+	struct sc_thread *td, *td2;
+
+	(void)state;
+	clock_machine(1, 1000);
+	td = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	td2 = sc_test_spawn("releaser", release_spinner, &r);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_true(atomic_load(&r.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(td2), 0);
+	sc_test_teardown(NULL);
+}
+
+/*
+ * The stack of a preempted thread, captured through its pcb, shows the
+ * interrupt: mi_switch ... sc__sched_preempt, sc__timerint (the clock
+ * interrupt's frame), then the interrupted chain spin_inner, spin_outer.
+ * Two spinners take turns on one CPU, so each is off its CPU half the
+ * time, preempted.
+ */
+static void
+test_preempted_stack(void **state)
+{
+	struct spinner s1 = { 0 }, s2 = { 0 };
+	struct sc_thread *td1, *td2;
+	struct sc_stack st;
+	struct sc_deadline dl;
+	bool seen = false;
+	int error;
+
+	(void)state;
+	clock_machine(1, 1000);
+	td1 = sc_test_spawn("spinner1", spin_outer, &s1);
+	SC_WAIT_FOR(atomic_load(&s1.running));
+	td2 = sc_test_spawn("spinner2", spin_outer, &s2);
+	sc_test_deadline_start(&dl, SC_TEST_TIMEOUT_MS);
+	while (!seen) {
+		assert_false(sc_test_deadline_poll(&dl));
+		sc_proc_lock(tp);
+		sc_thread_lock(td1);
+		error = sc_stack_save_td(&st, td1);
+		sc_thread_unlock(td1);
+		sc_proc_unlock(tp);
+		if (error != 0 || sc_test_stack_find(&st, 0,
+		    "sc__timerint") < 0)
+			continue;
+		SC_ASSERT_CHAIN(&st, "sc__sched_preempt", "sc__timerint",
+		    "spin_inner", "spin_outer");
+		seen = true;
+	}
+	atomic_store(&s1.release, 1);
+	atomic_store(&s2.release, 1);
+	assert_int_equal(sc_thread_join(td1), 0);
+	assert_int_equal(sc_thread_join(td2), 0);
+	sc_test_teardown(NULL);
+}
+
+/*
+ * A thread in a critical section is not preempted, however many slices
+ * it spends with another thread waiting; the preemption it owes is taken
+ * at sc_critical_exit().
+ */
+static void
+test_critical_defers(void **state)
+{
+	struct spinner s = { 0 };
+	struct releaser r = { .spinner = &s };
+	struct sc_thread *td, *td2;
+	int slice = 1000 / 10;
+
+	(void)state;
+	clock_machine(1, 1000);
+	atomic_store(&s.critical, 1);
+	td = sc_test_spawn("critical", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	td2 = sc_test_spawn("releaser", release_spinner, &r);
+	/* Three slices spent with the releaser waiting. */
+	SC_WAIT_FOR(SC_COUNTER(tm, clock_intrs) >= (uint64_t)(3 * slice));
+	assert_int_equal(SC_COUNTER(tm, preempted), 0);
+	assert_false(atomic_load(&r.ran));
+	atomic_store(&s.exit_critical, 1);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_true(atomic_load(&r.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(td2), 0);
+	sc_test_teardown(NULL);
+}
+
+/* Spins in user mode (sc_user_call()) until released. */
+SC_NOIPA static void
+user_spin(void *arg)
+{
+	struct spinner *s = arg;
+
+	atomic_store(&s->running, 1);
+	while (!atomic_load_explicit(&s->release, memory_order_relaxed))
+		__builtin_ia32_pause();
+	SC_BARRIER();
+}
+
+SC_NOIPA static void
+user_spinner(void *arg)
+{
+	struct spinner *s = arg;
+
+	sc_user_call(user_spin, s);
+	SC_BARRIER();
+	atomic_store(&s->done, 1);
+}
+
+/*
+ * A thread that spins in user mode is preempted too, on its kernel stack
+ * (a trap from user mode): the other thread of its CPU runs and releases
+ * it, and its stack, captured meanwhile, has the interrupt's frame on the
+ * kernel stack.
+ */
+static void
+test_user_mode_preempted(void **state)
+{
+	struct spinner s = { 0 };
+	struct releaser r = { .spinner = &s };
+	struct sc_thread *td, *td2;
+
+	(void)state;
+	clock_machine(1, 1000);
+	td = sc_test_spawn("user", user_spinner, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	td2 = sc_test_spawn("releaser", release_spinner, &r);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_true(atomic_load(&r.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(td2), 0);
+	sc_test_teardown(NULL);
+}
+
+/* sc_critical_exit() without sc_critical_enter(): KASSERT. */
+static void
+critical_exit_alone(void *arg)
+{
+	atomic_int *done = arg;
+
+	sc_critical_exit();
+	atomic_store(done, 1);		/* never: the thread is parked */
+}
+
+static void
+test_critical_exit_without_enter(void **state)
+{
+	atomic_int done = 0;
+
+	(void)state;
+	clock_machine(1, 1000);
+	sc_set_panic_handler(sc_test_panic_record);
+	(void)sc_test_spawn("exit-alone", critical_exit_alone, &done);
+	SC_WAIT_FOR(sc_test_panic_count() > 0);
+	assert_non_null(strstr(sc_test_panic_msg(),
+	    "sc_critical_exit without sc_critical_enter"));
+	assert_int_equal(atomic_load(&done), 0);
+
+	/* And on a plain pthread, outside any simulated thread. */
+	sc_test_panic_reset();
+	sc_critical_enter();
+	assert_int_equal(sc_test_panic_count(), 1);
+	assert_non_null(strstr(sc_test_panic_msg(), "outside a simulated "
+	    "thread"));
+	sc_critical_exit();
+	assert_int_equal(sc_test_panic_count(), 2);
+	sc_test_teardown(NULL);
+}
+
+/* A switch inside a critical section: KASSERT, as FreeBSD's
+ * mi_switch(); the thread is parked, and the machine's other threads are
+ * preempted as before. */
+static void
+yield_in_critical(void *arg)
+{
+	atomic_int *done = arg;
+
+	sc_critical_enter();
+	sc_yield();
+	atomic_store(done, 1);		/* never: the thread is parked */
+}
+
+static void
+test_switch_in_critical(void **state)
+{
+	struct spinner s = { 0 };
+	struct releaser r = { .spinner = &s };
+	struct sc_thread *td, *td2;
+	atomic_int done = 0;
+
+	(void)state;
+	clock_machine(1, 1000);
+	sc_set_panic_handler(sc_test_panic_record);
+	td = sc_test_spawn("yielder", yield_in_critical, &done);
+	SC_WAIT_FOR(sc_test_panic_count() > 0);
+	assert_non_null(strstr(sc_test_panic_msg(), "critical section"));
+	assert_int_equal(atomic_load(&done), 0);
+	assert_int_equal(sc_thread_join(td), EINVAL);	/* parked */
+	/* The next threads are preempted as usual. */
+	td = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	td2 = sc_test_spawn("releaser", release_spinner, &r);
+	SC_WAIT_FOR(atomic_load(&s.done));
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(td2), 0);
+	sc_test_teardown(NULL);
+}
+
+/* hz below 0 or above SC_HZ_MAX: EINVAL, with the reason. */
+static void
+test_hz_range(void **state)
+{
+	static const int bad[] = { -1, SC_HZ_MAX + 1, 1 << 30 };
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	size_t i;
+
+	(void)state;
+	sc_machine_config_init(&cfg);
+	assert_int_equal(cfg.hz, 1000);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cfg.hz = bad[i];
+		m = (struct sc_machine *)1;
+		assert_int_equal(sc_machine_create(&cfg, &m), EINVAL);
+		assert_null(m);
+		assert_non_null(strstr(sc_machine_config_error(), "hz"));
+	}
+	cfg.hz = SC_HZ_MAX;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	sc_machine_destroy(m);
+}
+
+/*
+ * Scenario "preempted" (stackcap-demo --scenario preempted): the target
+ * preempted by a tick in the middle of its chain, captured through its
+ * pcb with the interrupt's frame.
+ */
+static void
+test_scenario_preempted(void **state)
+{
+	struct scn_result res;
+
+	(void)state;
+	assert_int_equal(scn_run(scn_find("preempted"), 0, NULL, NULL, &res),
+	    0);
+	assert_true(res.raced);
+	assert_int_equal(res.error, 0);
+	SC_ASSERT_CHAIN(&res.stack, "sc__mi_switch", "sc__sched_preempt",
+	    "sc__timerint", "spin_inner", "spin_outer", "target_main");
+	assert_true(res.cnt.preempted >= 1);
+	assert_int_equal(res.cnt.captures_running, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ticks_counted,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_spinner_preempted,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_preempted_stack,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_user_mode_preempted,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_critical_defers,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_critical_exit_without_enter, setup_none,
+		    sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_switch_in_critical,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test(test_hz_range),
+		cmocka_unit_test(test_scenario_preempted),
+	};
+
+	return (cmocka_run_group_tests(tests, NULL, NULL));
+}
