@@ -151,7 +151,7 @@ sc_ipi_handler(int sig, siginfo_t *si, void *ucv)
 	if (pc != NULL && sc__ds_signal_is_takeback(pc->pc_machine)) {
 		/* Deterministic mode: no IPI is a signal (sim_det.c). */
 		sc_ipi_frame(pc, uc, &frame);
-		sc__ds_takeback(pc, &frame);
+		sc__ds_takeback(pc, &frame, uc);
 	} else if (pc != NULL) {	/* else not a CPU pthread: ignore */
 		/* The CPU's clock (kern_clock.c): a timer's signal. */
 		tick = si != NULL && si->si_code == SI_TIMER;

@@ -61,12 +61,6 @@
 #include "sc_internal.h"
 #include "sc_sanitizer.h"
 
-/* The library's code (src/stackcap_text.ld). */
-extern const char __start_stackcap_text[]
-    __attribute__((visibility("hidden")));
-extern const char __stop_stackcap_text[]
-    __attribute__((visibility("hidden")));
-
 /*
  * The FPU state that sc__timerint saves: XSAVE's components x87, SSE,
  * AVX and AVX-512 that XCR0 enables (sc__fpu_mask, 0 without XSAVE:
@@ -233,14 +227,6 @@ sc__clock_intr(struct sc_pcpu *pc, struct sc_intr_frame *frame,
 }
 
 #if !defined(SC_SANITIZER_THREAD)
-/* Is pc in the text of the library itself? */
-static bool
-sc_clock_in_library(uintptr_t pc)
-{
-	return (pc >= (uintptr_t)__start_stackcap_text &&
-	    pc < (uintptr_t)__stop_stackcap_text);
-}
-
 /*
  * May td, interrupted at frame on pc, switch out right at the interrupt's
  * end?  Where the kernel would (no critical section, interrupts were
@@ -259,7 +245,7 @@ sc_clock_can_redirect(struct sc_pcpu *pc, struct sc_thread *td,
 	    atomic_load_explicit(&td->td_critnest, memory_order_relaxed) ==
 	    0 && atomic_load_explicit(&td->td_hostlocks,
 	    memory_order_relaxed) == 0 && !atomic_load_explicit(&m->m_dying,
-	    memory_order_relaxed) && !sc_clock_in_library(frame->if_rip) &&
+	    memory_order_relaxed) && !sc__in_library_text(frame->if_rip) &&
 	    !sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop));
 }
 #endif

@@ -405,6 +405,25 @@ struct sc_machine {
 #define SC_CNT_INC(m, f) \
 	__atomic_fetch_add(&(m)->m_cnt.f, 1, __ATOMIC_RELAXED)
 
+/*
+ * The library's code: its objects are linked into one (ld -r) whose text
+ * is one section, stackcap_text (src/stackcap_text.ld).  Is pc in it?
+ * The clock never preempts there (kern_clock.c), and deterministic mode
+ * never takes the run token back there (sim_det_token.c).
+ * Async-signal-safe.
+ */
+extern const char __start_stackcap_text[]
+    __attribute__((visibility("hidden")));
+extern const char __stop_stackcap_text[]
+    __attribute__((visibility("hidden")));
+
+static inline bool
+sc__in_library_text(uintptr_t pc)
+{
+	return (pc >= (uintptr_t)__start_stackcap_text &&
+	    pc < (uintptr_t)__stop_stackcap_text);
+}
+
 /* kern_shutdown.c */
 void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

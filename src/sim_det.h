@@ -92,7 +92,8 @@ void	sc__ds_stop(struct sc_machine *m);
 void	sc__ds_free(struct sc_machine *m);
 struct sc_ds *sc__ds_next(struct sc_ds *ds);
 void	sc__ipi_poll(struct sc_pcpu *pc, const struct sc_intr_frame *at);
-void	sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame);
+void	sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame,
+	    ucontext_t *uc);
 bool	sc__ds_tick_due(struct sc_pcpu *pc);
 
 /*

@@ -34,12 +34,13 @@
 
 #define SC_DS_MAX_STEPS	(50ull * 1000 * 1000)	/* then real concurrency */
 /*
- * A virtual tick: the 1 ms of FreeBSD's default hz = 1000, at one step a
- * microsecond.  Long enough that a tick is rare beside the points of a
- * workload (a capture is a few hundred steps), short enough that a thread
- * stuck in a spin has its CPU's tick soon in virtual time.
+ * A virtual tick: 1/hz of virtual time at one step a microsecond, so
+ * 1000 steps at FreeBSD's default hz = 1000 (100 at SC_HZ_MAX); no tick
+ * when cfg.hz is 0.  Long enough that a tick is rare beside the points of
+ * a workload (a capture is a few hundred steps), short enough that a
+ * thread stuck in a spin has its CPU's tick soon in virtual time.
  */
-#define SC_DS_TICK_STEPS 1000
+#define SC_DS_STEPS_PER_S (1000ull * 1000)
 /*
  * CPU time the holder may use without a step before its CPU pthread is
  * interrupted.  The library's own code between two points takes
@@ -58,7 +59,8 @@ sc__ds_clock_init(struct sc_ds *ds)
 {
 	int i;
 
-	ds->ds_tick_steps = SC_DS_TICK_STEPS;
+	ds->ds_tick_steps = ds->ds_m->m_cfg.hz != 0 ?
+	    SC_DS_STEPS_PER_S / (uint64_t)ds->ds_m->m_cfg.hz : 0;
 	for (i = 0; i < ds->ds_m->m_ncpu; i++)
 		ds->ds_actor[i].a_tick_next = ds->ds_tick_steps;
 }

@@ -19,6 +19,7 @@
 static __thread int sc_ds_inpoint SC_TLS_IE;
 static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
 static __thread int sc_ds_inhandler SC_TLS_IE;	/* sc__ds_takeback() runs */
+static __thread ucontext_t *sc_ds_uc SC_TLS_IE;	/* ... with this context */
 
 /*
  * Wait until this actor holds the token (or the mode is off), watching
@@ -173,14 +174,33 @@ sc__ds_futex_wake_slow(_Atomic uint32_t *uaddr)
 
 /*
  * The clock interrupt of a virtual tick on pc, at a point whose frame is
- * at (sc__ds_tick_due() said it is due).  No point is open: what the
+ * at (sc__ds_tick_due() said it is due): hardclock(), as the real clock's
+ * signal runs it (kern_clock.c).  A preemption that the scheduler's
+ * sched_clock() asks for is taken where the real one is: at a take-back
+ * (in the IPI signal's handler, the interrupted code's context at hand)
+ * the interrupt's end redirects the interrupted thread there, if it may
+ * (sc__clock_intr_end()); at a point inside the library it is owed, and
+ * the next safe point takes it (the last spinlock_exit(), critical_exit(),
+ * a switch).  Every input of that decision is the seed's: the tick's
+ * step, the slice's ticks, the run queues.  No point is open: what the
  * interrupt does may make points and switch threads.
  */
 static void
 sc_ds_clock_intr(struct sc_pcpu *pc, const struct sc_intr_frame *at)
 {
-	(void)at;
+	struct sc_intr_frame frame = *at;
+	struct sc_thread *td;
+
 	SC_CNT_INC(pc->pc_machine, sim_ticks);
+	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	if (td == NULL)
+		return;		/* before the CPU's idle thread runs */
+	frame.if_kstack = frame.if_rsp >= td->td_kstack.lo &&
+	    frame.if_rsp < td->td_kstack.hi;
+	sc__hardclock(pc, td);
+	if (sc_ds_inhandler && atomic_load_explicit(&td->td_owepreempt,
+	    memory_order_relaxed))
+		sc__clock_intr_end(pc, td, &frame, sc_ds_uc);
 }
 
 static void
@@ -232,17 +252,24 @@ sc_ds_point1(const struct sc_intr_frame *at, bool waiting)
  * mode.  Only where a point is safe: no host lock held (td_hostlocks:
  * the next holder might block on it, outside any point), and not in libc,
  * the loader or a sanitizer runtime (m_nostop: they may hold locks of
- * their own); else the waiter asks again later.  With interrupts disabled
+ * their own), and not in the library's own code, whose every loop makes
+ * points: a holder there is slow (a loaded host, a page fault), not
+ * stuck, and a point made at whatever instruction the signal found would
+ * make the run depend on the host's timing; else the waiter asks again
+ * later.  With interrupts disabled
  * (a spin lock held, a hook in a switch) it is taken back too: the
  * take-back is no interrupt of the simulated CPU but the other CPUs
  * running beside it, as they do in real mode whatever its interrupt flag
  * says, and a spin lock it holds is waited for at points.  The IPI polled
  * at that point is deferred, and so is the tick, as interrupts are.
- * Async-signal-safe: futexes, atomics and this pthread's own TLS; no
- * lock, no allocation (the caller saves errno).
+ * uc: the signal's context, which the virtual tick's interrupt end may
+ * redirect to a preemption (sc_ds_clock_intr()).  Async-signal-safe:
+ * futexes, atomics and this pthread's own TLS; no lock, no allocation
+ * (the caller saves errno).
  */
 void
-sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame)
+sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame,
+    ucontext_t *uc)
 {
 	struct sc_ds *ds = sc__ds_mine();
 	struct sc_machine *m = pc->pc_machine;
@@ -259,12 +286,15 @@ sc__ds_takeback(struct sc_pcpu *pc, const struct sc_intr_frame *frame)
 	td = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
 	if (td == NULL || atomic_load_explicit(&td->td_hostlocks,
 	    memory_order_relaxed) != 0 ||
-	    sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop))
+	    sc_pc_in_text(frame->if_rip, m->m_nostop, m->m_nnostop) ||
+	    sc__in_library_text(frame->if_rip))
 		return;
 	sc_ds_inhandler = 1;
+	sc_ds_uc = uc;
 	SC_CNT_INC(m, sim_takebacks);
 	sc__ds_spin_to_tick(ds);
 	sc_ds_point1(frame, true);
+	sc_ds_uc = NULL;
 	sc_ds_inhandler = 0;
 }
 

@@ -488,6 +488,74 @@ test_takeback_same_run(void **state)
 	(void)sc_test_seeds(tb_twice, NULL, TB_SEEDS);
 }
 
+/*
+ * The virtual clock preempts: one CPU, two threads that spin without a
+ * call.  The second runs only if a virtual tick's sched_clock() ends the
+ * first one's slice and the take-back's interrupt end switches it out
+ * (sc__timerint), so the run is the seed's, preemptions included.
+ */
+static void
+tp_body(uint64_t seed, struct det_run *r, uint64_t *preempted)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *td[2];
+	struct sc_counters c;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	atomic_store(&tb_stop, 0);
+	atomic_store(&tb_started, 0);
+	det_config(&cfg, seed);
+	cfg.ncpu = 1;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "tp", &p), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(sc_thread_create(p, "spin", tb_spin, NULL,
+		    &td[i]), 0);
+	SC_WAIT_FOR(atomic_load(&tb_started) == 2);
+	atomic_store(&tb_stop, 1);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(sc_thread_join(td[i]), 0);
+	sc_machine_counters(m, &c);
+	r->steps = c.sim_steps;
+	*preempted = c.preempted;
+	r->sig = det_fold_trace(m, det_fold(c.preempted, c.sim_ticks), true);
+	sc_machine_destroy(m);
+}
+
+static int
+tp_twice(uint64_t seed, void *arg)
+{
+	struct det_run a, b;
+	uint64_t pa, pb;
+
+	(void)arg;
+	tp_body(seed, &a, &pa);
+	tp_body(seed, &b, &pb);
+	if (a.sig != b.sig || a.steps != b.steps || pa != pb) {
+		print_error("two runs differ: %016" PRIx64 " in %" PRIu64
+		    " steps, %ju preempted; %016" PRIx64 " in %" PRIu64
+		    ", %ju\n", a.sig, a.steps, (uintmax_t)pa, b.sig, b.steps,
+		    (uintmax_t)pb);
+		return (1);
+	}
+	if (pa == 0) {
+		print_error("the second spinner ran, yet none was "
+		    "preempted\n");
+		return (1);
+	}
+	return (0);
+}
+
+static void
+test_tick_preempts_same_run(void **state)
+{
+	(void)state;
+	(void)sc_test_seeds(tp_twice, NULL, TB_SEEDS);
+}
+
 /* STACKCAP_SEED replaces cfg.seed; seed 0 (no variable) is real. */
 static void
 test_env_seed(void **state)
@@ -1123,6 +1191,7 @@ main(void)
 		cmocka_unit_test(test_same_seed_same_run),
 		cmocka_unit_test(test_pct_same_run),
 		cmocka_unit_test(test_takeback_same_run),
+		cmocka_unit_test(test_tick_preempts_same_run),
 		cmocka_unit_test(test_env_seed),
 		cmocka_unit_test(test_env_seed_not_a_seed),
 		cmocka_unit_test(test_env_seed_helper),
