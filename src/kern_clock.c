@@ -321,8 +321,24 @@ __attribute__((noinline)) static void
 sc_sched_preempt(struct sc_thread *td, bool tick)
 {
 	struct sc_machine *m = td->td_machine;
+	int critnest;
 
+	/*
+	 * In a critical section while it takes its lock, as
+	 * critical_exit_preempt() in sys/kern/kern_switch.c raises
+	 * td_critnest around its thread_lock(): the lock's wait lets
+	 * interrupts in (kern_mutex.c), and each of its spinlock_exit()s
+	 * would take the owed preemption again, recursing until the stack
+	 * overflows (test_stress, 4BSD: half its runs).
+	 */
+	critnest = atomic_load_explicit(&td->td_critnest,
+	    memory_order_relaxed);
+	atomic_store_explicit(&td->td_critnest, critnest + 1,
+	    memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
 	sc_thread_lock(td);
+	atomic_store_explicit(&td->td_critnest, critnest,
+	    memory_order_relaxed);
 	atomic_store_explicit(&td->td_owepreempt, 0, memory_order_relaxed);
 	if (TD_IS_RUNNING(td) && !atomic_load(&m->m_dying)) {
 		SC_CNT_INC(m, preempted);
