@@ -118,9 +118,10 @@ sc__clock_cpu_init(struct sc_pcpu *pc)
 	struct sc_machine *m = pc->pc_machine;
 	struct sigevent sev;
 
+	/* Deterministic mode's virtual tick redirects to sc__timerint too. */
+	(void)pthread_once(&sc_fpu_once, sc_fpu_init);
 	if (m->m_cfg.hz == 0 || m->m_ds != NULL)
 		return (0);
-	(void)pthread_once(&sc_fpu_once, sc_fpu_init);
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = m->m_cfg.ipi_signo;
