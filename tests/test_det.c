@@ -553,6 +553,12 @@ static void
 test_tick_preempts_same_run(void **state)
 {
 	(void)state;
+#if defined(SC_SANITIZER_THREAD)
+	/* TSan runs the handler late, with a context that is no longer the
+	 * spin's: the interrupt's end never redirects there (kern_clock.c),
+	 * so a spinner is never preempted at a tick under TSan. */
+	skip();
+#endif
 	(void)sc_test_seeds(tp_twice, NULL, TB_SEEDS);
 }
 
