@@ -457,22 +457,38 @@ tb_body(uint64_t seed, struct det_run *r, uint64_t *takebacks)
 	sc_machine_destroy(m);
 }
 
+/*
+ * Run body twice with seed: the same signature, steps and count (what
+ * names it), or an error said and 1.  *a and *count: the first run's.
+ */
+static int
+det_same_twice(void (*body)(uint64_t, struct det_run *, uint64_t *),
+    uint64_t seed, const char *what, struct det_run *a, uint64_t *count)
+{
+	struct det_run b;
+	uint64_t count2;
+
+	body(seed, a, count);
+	body(seed, &b, &count2);
+	if (a->sig != b.sig || a->steps != b.steps || *count != count2) {
+		print_error("two runs differ: %016" PRIx64 " in %" PRIu64
+		    " steps, %ju %s; %016" PRIx64 " in %" PRIu64 ", %ju\n",
+		    a->sig, a->steps, (uintmax_t)*count, what, b.sig, b.steps,
+		    (uintmax_t)count2);
+		return (1);
+	}
+	return (0);
+}
+
 static int
 tb_twice(uint64_t seed, void *arg)
 {
-	struct det_run a, b;
-	uint64_t ta, tbk;
+	struct det_run a;
+	uint64_t ta;
 
 	(void)arg;
-	tb_body(seed, &a, &ta);
-	tb_body(seed, &b, &tbk);
-	if (a.sig != b.sig || a.steps != b.steps || ta != tbk) {
-		print_error("two runs differ: %016" PRIx64 " in %" PRIu64
-		    " steps, %ju take-backs; %016" PRIx64 " in %" PRIu64
-		    ", %ju\n", a.sig, a.steps, (uintmax_t)ta, b.sig, b.steps,
-		    (uintmax_t)tbk);
+	if (det_same_twice(tb_body, seed, "take-backs", &a, &ta) != 0)
 		return (1);
-	}
 	if (ta == 0 || a.errors != 0 || a.wrong != 0) {
 		print_error("%ju take-backs, %d captures failed, %d without "
 		    "the chain\n", (uintmax_t)ta, a.errors, a.wrong);
@@ -528,19 +544,12 @@ tp_body(uint64_t seed, struct det_run *r, uint64_t *preempted)
 static int
 tp_twice(uint64_t seed, void *arg)
 {
-	struct det_run a, b;
-	uint64_t pa, pb;
+	struct det_run a;
+	uint64_t pa;
 
 	(void)arg;
-	tp_body(seed, &a, &pa);
-	tp_body(seed, &b, &pb);
-	if (a.sig != b.sig || a.steps != b.steps || pa != pb) {
-		print_error("two runs differ: %016" PRIx64 " in %" PRIu64
-		    " steps, %ju preempted; %016" PRIx64 " in %" PRIu64
-		    ", %ju\n", a.sig, a.steps, (uintmax_t)pa, b.sig, b.steps,
-		    (uintmax_t)pb);
+	if (det_same_twice(tp_body, seed, "preempted", &a, &pa) != 0)
 		return (1);
-	}
 	if (pa == 0) {
 		print_error("the second spinner ran, yet none was "
 		    "preempted\n");
