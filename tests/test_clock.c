@@ -126,21 +126,19 @@ test_ticks_counted(void **state)
 }
 
 /*
- * One CPU, two threads: the first spins until the second runs, and never
- * calls the library.  Without a clock that would never end (the bounded
- * wait would fail); with one, the first thread's slice ends with the
- * second waiting, the tick preempts it, and the second releases it.
+ * One CPU, clock on: a thread running fn (named name) spins without a
+ * call until a second thread of the same CPU releases it, which only a
+ * preemption lets run.
  */
 static void
-test_spinner_preempted(void **state)
+spinner_released(const char *name, void (*fn)(void *))
 {
 	struct spinner s = { 0 };
 	struct releaser r = { .spinner = &s };
 	struct sc_thread *td, *td2;
 
-	(void)state;
 	clock_machine(1, 1000);
-	td = sc_test_spawn("spinner", spin_outer, &s);
+	td = sc_test_spawn(name, fn, &s);
 	SC_WAIT_FOR(atomic_load(&s.running));
 	td2 = sc_test_spawn("releaser", release_spinner, &r);
 	SC_WAIT_FOR(atomic_load(&s.done));
@@ -149,6 +147,19 @@ test_spinner_preempted(void **state)
 	assert_int_equal(sc_thread_join(td), 0);
 	assert_int_equal(sc_thread_join(td2), 0);
 	sc_test_teardown(NULL);
+}
+
+/*
+ * One CPU, two threads: the first spins until the second runs, and never
+ * calls the library.  Without a clock that would never end (the bounded
+ * wait would fail); with one, the first thread's slice ends with the
+ * second waiting, the tick preempts it, and the second releases it.
+ */
+static void
+test_spinner_preempted(void **state)
+{
+	(void)state;
+	spinner_released("spinner", spin_outer);
 }
 
 /*
@@ -258,21 +269,8 @@ user_spinner(void *arg)
 static void
 test_user_mode_preempted(void **state)
 {
-	struct spinner s = { 0 };
-	struct releaser r = { .spinner = &s };
-	struct sc_thread *td, *td2;
-
 	(void)state;
-	clock_machine(1, 1000);
-	td = sc_test_spawn("user", user_spinner, &s);
-	SC_WAIT_FOR(atomic_load(&s.running));
-	td2 = sc_test_spawn("releaser", release_spinner, &r);
-	SC_WAIT_FOR(atomic_load(&s.done));
-	assert_true(atomic_load(&r.ran));
-	assert_true(SC_COUNTER(tm, preempted) >= 1);
-	assert_int_equal(sc_thread_join(td), 0);
-	assert_int_equal(sc_thread_join(td2), 0);
-	sc_test_teardown(NULL);
+	spinner_released("user", user_spinner);
 }
 
 /* sc_critical_exit() without sc_critical_enter(): KASSERT. */
