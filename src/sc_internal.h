@@ -412,16 +412,14 @@ struct sc_machine {
  * never takes the run token back there (sim_det_token.c).
  * Async-signal-safe.
  */
-extern const char __start_stackcap_text[]
-    __attribute__((visibility("hidden")));
-extern const char __stop_stackcap_text[]
-    __attribute__((visibility("hidden")));
+extern const char sc__text_start[] __attribute__((visibility("hidden")));
+extern const char sc__text_end[] __attribute__((visibility("hidden")));
 
 static inline bool
 sc__in_library_text(uintptr_t pc)
 {
-	return (pc >= (uintptr_t)__start_stackcap_text &&
-	    pc < (uintptr_t)__stop_stackcap_text);
+	return (pc >= (uintptr_t)sc__text_start &&
+	    pc < (uintptr_t)sc__text_end);
 }
 
 /* kern_shutdown.c */
