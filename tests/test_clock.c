@@ -394,6 +394,172 @@ test_scenario_preempted(void **state)
 	assert_int_equal(res.cnt.captures_running, 0);
 }
 
+/* ------------------------------------------------------------------------
+ * sched_add()'s preemption: a better thread made runnable takes the CPU
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A thread bound to CPU 0 at priority pri that sleeps until go, then
+ * records that it ran.  Bound, so that 4BSD queues it on CPU 0's own
+ * queue (a plain pthread that wakes a thread of the global queue is on
+ * no CPU that could be preempted for it: only kick_other_cpu() sends).
+ */
+struct better {
+	int		pri;
+	atomic_int	go;
+	atomic_int	ran;
+};
+
+static void
+better_body(void *arg)
+{
+	struct better *b = arg;
+
+	(void)sc_sched_bind(0);
+	(void)sc_thread_set_priority(sc_curthread(), b->pri);
+	while (!atomic_load(&b->go))
+		sc_sleep(&b->go, "better");
+	atomic_store(&b->ran, 1);
+}
+
+/* Make b's thread runnable: from any thread. */
+static void
+better_wake(struct better *b)
+{
+	atomic_store(&b->go, 1);
+	sc_wakeup(&b->go);
+}
+
+/* One CPU, no clock; b's thread asleep on it, at b->pri. */
+static struct sc_thread *
+better_setup(struct better *b)
+{
+	struct sc_thread *td;
+
+	clock_machine(1, 0);
+	td = sc_test_spawn("better", better_body, b);
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	assert_int_equal(sc_thread_priority(td), b->pri);
+	return (td);
+}
+
+/*
+ * What the spinner's CPU shows when a thread that is not better was made
+ * runnable for it: under hz = 0 nothing takes the CPU from the spinner,
+ * so the thread stays queued and nothing was preempted (a bounded wait
+ * gives a preemption time to happen; none may).  Then the spinner ends
+ * and the thread runs.
+ */
+static void
+better_not_preempted(struct spinner *s, struct sc_thread *td,
+    struct better *b)
+{
+	SC_WAIT_STATE(td, SC_TDS_RUNQ, 0);
+	(void)nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 },
+	    NULL);
+	assert_int_equal(sc_thread_state(td), SC_TDS_RUNQ);
+	assert_int_equal(atomic_load(&b->ran), 0);
+	assert_int_equal(SC_COUNTER(tm, preempted), 0);
+	atomic_store(&s->release, 1);
+	SC_WAIT_FOR(atomic_load(&b->ran));
+}
+
+/*
+ * From a plain pthread, which is no CPU (ULE's tdq_notify(), 4BSD's
+ * kick_other_cpu()): an interrupt-priority thread made runnable for the
+ * spinner's CPU preempts it by IPI_PREEMPT, and runs while the spinner
+ * is still spinning; a thread at the spinner's own timesharing priority
+ * does not: it waits, and no IPI is sent for it.
+ */
+static void
+test_add_preempts_remote(void **state)
+{
+	struct better b = { .pri = SC_PI_DULL };
+	struct spinner s = { 0 };
+	struct sc_thread *td, *sp;
+	uint64_t ipis;
+
+	(void)state;
+	td = better_setup(&b);
+	sp = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	better_wake(&b);
+	SC_WAIT_FOR(atomic_load(&b.ran));
+	assert_int_equal(atomic_load(&s.done), 0);
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	atomic_store(&s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(sp), 0);
+	sc_test_teardown(NULL);
+
+	memset(&b, 0, sizeof(b));
+	memset(&s, 0, sizeof(s));
+	b.pri = SC_PRI_MIN_TIMESHARE;
+	td = better_setup(&b);
+	sp = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	ipis = SC_COUNTER(tm, ipis_sent);
+	better_wake(&b);
+	/* sched_add() decides at once: no IPI_PREEMPT went out. */
+	assert_int_equal(SC_COUNTER(tm, ipis_sent), ipis);
+	better_not_preempted(&s, td, &b);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(sp), 0);
+	sc_test_teardown(NULL);
+}
+
+/* A thread that makes b's thread runnable, then spins on its CPU. */
+struct waker {
+	struct better	*b;
+	struct spinner	s;
+};
+
+static void
+wake_then_spin(void *arg)
+{
+	struct waker *w = arg;
+
+	better_wake(w->b);
+	spin_outer(&w->s);
+}
+
+/*
+ * On the caller's own CPU (ULE's sched_setpreempt(), 4BSD's
+ * maybe_preempt()): a thread that wakes an interrupt-priority thread
+ * bound to its CPU owes the preemption and takes it as its wakeup
+ * releases the sleep queue's lock, before it spins; at an equal priority
+ * it keeps its CPU and spins.
+ */
+static void
+test_add_preempts_local(void **state)
+{
+	struct better b = { .pri = SC_PI_DULL };
+	struct waker w = { .b = &b };
+	struct sc_thread *td, *wt;
+
+	(void)state;
+	td = better_setup(&b);
+	wt = sc_test_spawn("waker", wake_then_spin, &w);
+	SC_WAIT_FOR(atomic_load(&b.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	SC_WAIT_FOR(atomic_load(&w.s.running));
+	atomic_store(&w.s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(wt), 0);
+	sc_test_teardown(NULL);
+
+	memset(&b, 0, sizeof(b));
+	memset(&w.s, 0, sizeof(w.s));
+	b.pri = SC_PRI_MIN_TIMESHARE;
+	td = better_setup(&b);
+	wt = sc_test_spawn("waker", wake_then_spin, &w);
+	SC_WAIT_FOR(atomic_load(&w.s.running));
+	better_not_preempted(&w.s, td, &b);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(wt), 0);
+	sc_test_teardown(NULL);
+}
+
 int
 main(void)
 {
@@ -412,6 +578,10 @@ main(void)
 		    test_critical_exit_without_enter, setup_none,
 		    sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_switch_in_critical,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_add_preempts_remote,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_add_preempts_local,
 		    setup_none, sc_test_teardown),
 		cmocka_unit_test(test_hz_range),
 		cmocka_unit_test(test_scenario_preempted),
