@@ -560,10 +560,88 @@ test_add_preempts_local(void **state)
 	sc_test_teardown(NULL);
 }
 
+/*
+ * The AVX state of a thread preempted by IPI_PREEMPT without a clock:
+ * the spinner holds a pattern in all 256 bits of %ymm0 while it spins,
+ * the interrupt-priority thread that preempts it writes another into
+ * %ymm0, and the spinner reads its own back.  sc__timerint saves what
+ * XSAVE covers (kern_clock.c), which it knows only once a CPU learnt
+ * it, once per process: without a clock too (main() runs this test
+ * before any machine with a clock).  On a host without AVX there is
+ * nothing to check.
+ */
+struct avx_case {
+	volatile int	running;
+	volatile int	release;
+	uint64_t	out[4];
+};
+
+#define	AVX_MINE	0x5a5a5a5a12345678ULL
+#define	AVX_OTHER	0xa5a5a5a587654321ULL
+
+SC_NOIPA static void
+avx_spin(void *arg)
+{
+	struct avx_case *a = arg;
+	uint64_t pat = AVX_MINE;
+
+	__asm__ volatile(
+	    "vbroadcastsd %[pat], %%ymm0\n\t"
+	    "movl $1, %[running]\n"
+	    "1:\tpause\n\t"
+	    "cmpl $0, %[release]\n\t"
+	    "je 1b\n\t"
+	    "vmovdqu %%ymm0, %[out]\n\t"
+	    "vzeroupper"
+	    : [out] "=m" (a->out), [running] "=m" (a->running)
+	    : [pat] "m" (pat), [release] "m" (a->release)
+	    : "xmm0", "memory");
+}
+
+static void
+avx_clobber(void *arg)
+{
+	struct better *b = arg;
+	uint64_t pat = AVX_OTHER;
+
+	better_body(b);
+	__asm__ volatile("vbroadcastsd %0, %%ymm0" : : "m" (pat) : "xmm0");
+}
+
+static void
+test_add_preempt_keeps_avx(void **state)
+{
+	struct better b = { .pri = SC_PI_DULL };
+	struct avx_case a = { 0 };
+	struct sc_thread *td, *sp;
+	int i;
+
+	(void)state;
+	if (!__builtin_cpu_supports("avx"))
+		skip();
+	clock_machine(1, 0);
+	td = sc_test_spawn("better", avx_clobber, &b);
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	sp = sc_test_spawn("avx", avx_spin, &a);
+	SC_WAIT_FOR(a.running);
+	better_wake(&b);
+	SC_WAIT_FOR(atomic_load(&b.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	a.release = 1;
+	assert_int_equal(sc_thread_join(sp), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+	for (i = 0; i < 4; i++)
+		assert_true(a.out[i] == AVX_MINE);
+	sc_test_teardown(NULL);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: the FPU layout is learnt once per process. */
+		cmocka_unit_test_setup_teardown(test_add_preempt_keeps_avx,
+		    setup_none, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_ticks_counted,
 		    setup_none, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_spinner_preempted,
