@@ -118,7 +118,10 @@ sc__clock_cpu_init(struct sc_pcpu *pc)
 	struct sc_machine *m = pc->pc_machine;
 	struct sigevent sev;
 
-	/* Deterministic mode's virtual tick redirects to sc__timerint too. */
+	/*
+	 * Every machine redirects to sc__timerint: deterministic mode's
+	 * virtual tick, and sched_add()'s IPI_PREEMPT without a clock too.
+	 */
 	(void)pthread_once(&sc_fpu_once, sc_fpu_init);
 	if (m->m_cfg.hz == 0 || m->m_ds != NULL)
 		return (0);
@@ -384,10 +387,12 @@ sc__sched_preempt_owed(struct sc_thread *td)
 
 /*
  * A better thread was made runnable for pc: have pc's running thread
- * switch at its next interrupt's end.  The place where ULE's sched_add()
- * sends IPI_PREEMPT to a remote CPU (tdq_notify()) and 4BSD's
- * maybe_preempt() preempts the local one; the scheduler calls it once
- * priorities decide "better".  Any context; async-signal-safe.
+ * switch at its next interrupt's end, or its next safe point.  Called by
+ * sched_add() where ULE's sends IPI_PREEMPT to a remote CPU
+ * (tdq_notify()) or sets td_owepreempt on its own (sched_setpreempt()),
+ * and 4BSD's does the same (kick_other_cpu(), maybe_preempt()): pc
+ * is the caller's own CPU (no IPI: the caller takes it when it re-enables
+ * interrupts) or another's.  Any context; async-signal-safe.
  */
 void
 sc__sched_preempt_cpu(struct sc_pcpu *pc)

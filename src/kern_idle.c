@@ -11,8 +11,11 @@
 #include "sc_sanitizer.h"
 #include "sc_switch.h"
 
-/* Wake one idle CPU (pc, or any when pc is NULL) to look at the run queue. */
-void
+/*
+ * Wake one idle CPU (pc, or any when pc is NULL) to look at the run queue.
+ * True if one was woken.
+ */
+bool
 sc__cpu_idle_wakeup(struct sc_machine *m, struct sc_pcpu *pc)
 {
 	int i, one = 1;
@@ -24,11 +27,12 @@ sc__cpu_idle_wakeup(struct sc_machine *m, struct sc_pcpu *pc)
 		if (atomic_compare_exchange_strong(&c->pc_idling, &one, 0)) {
 			atomic_fetch_add(&c->pc_idle_futex, 1);
 			sc__futex_wake(&c->pc_idle_futex, 1);
-			return;
+			return (true);
 		}
 		if (pc != NULL)
-			return;
+			return (false);
 	}
+	return (false);
 }
 
 /* sched_idletd(): sleep on the CPU's futex until there is work. */

@@ -617,7 +617,7 @@ __attribute__((noreturn)) void sc__thread_park(struct sc_thread *td);
 
 /* kern_idle.c */
 void	sc__idle_loop(void *arg);
-void	sc__cpu_idle_wakeup(struct sc_machine *m, struct sc_pcpu *pc);
+bool	sc__cpu_idle_wakeup(struct sc_machine *m, struct sc_pcpu *pc);
 
 /* machine.c */
 __attribute__((noreturn)) void sc__cpu_leave(struct sc_pcpu *pc,

@@ -14,8 +14,12 @@
 #include "sc_internal.h"
 #include "sc_switch.h"
 
-/* sched_add()'s queueing, the sched_lock held: td on its run queue. */
-static void
+/*
+ * sched_add()'s queueing, the sched_lock held: td on its run queue, and an
+ * idle CPU woken for it (forward_wakeup(), kick_other_cpu()'s first
+ * case).  True if an idle CPU was woken.
+ */
+static bool
 sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 {
 	struct sc_pcpu *pc;
@@ -26,12 +30,58 @@ sc_runq_add(struct sc_machine *m, struct sc_thread *td)
 		td->td_runq_bound = true;
 		sc__runq_add(&pc->pc_runq, &pc->pc_runq_len, &m->m_sched_lock,
 		    td);
-		sc__cpu_idle_wakeup(m, pc);
-	} else {
-		td->td_runq_bound = false;
-		sc__runq_add(&m->m_runq, &m->m_runq_len, &m->m_sched_lock, td);
-		sc__cpu_idle_wakeup(m, NULL);
+		return (sc__cpu_idle_wakeup(m, pc));
 	}
+	td->td_runq_bound = false;
+	sc__runq_add(&m->m_runq, &m->m_runq_len, &m->m_sched_lock, td);
+	return (sc__cpu_idle_wakeup(m, NULL));
+}
+
+/*
+ * The preemption that sched_add() asks for in FreeBSD 14's
+ * sys/kern/sched_4bsd.c, the sched_lock held, td just queued with
+ * priority pri; pc runs the caller (NULL: a plain pthread, which is no
+ * CPU).  Both rules are the kernel's without FULL_PREEMPTION: only an
+ * interrupt thread (pri <= PRI_MAX_ITHD) preempts a thread, and anything
+ * better preempts the idle thread (which sc__sched_preempt_cpu() leaves
+ * to its idle loop, woken already).
+ * - td bound to another CPU (kick_other_cpu()): IPI_PREEMPT if td is
+ *   better than what that CPU runs (the IPI of a kernel with options
+ *   IPI_PREEMPTION; without it the kernel asks for an AST, which stackcap
+ *   has no other form for).
+ * - Else, unless an idle CPU was woken for td (forward_wakeup()),
+ *   maybe_preempt() on our own CPU: the caller owes the preemption and
+ *   takes it at its next safe point (the release of the lock it holds:
+ *   spinlock_exit()'s critical_exit()); not if it is about to block
+ *   (TD_IS_INHIBITED()).  A plain pthread has no CPU of its own: a
+ *   thread on the global queue that it makes runnable waits for a switch.
+ * The running thread is read without its lock, as the kernel reads
+ * pc_curthread.
+ */
+static void
+sc_4bsd_preempt(struct sc_machine *m, struct sc_thread *td, bool woken)
+{
+	struct sc_pcpu *self = sc__pcpu_get(), *pc;
+	struct sc_thread *ctd;
+	int pri, cpri;
+
+	if (td->td_bound != SC_NOCPU && &m->m_pcpu[td->td_bound] != self)
+		pc = &m->m_pcpu[td->td_bound];
+	else if (self != NULL && !woken)
+		pc = self;
+	else
+		return;
+	ctd = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	if (ctd == NULL)
+		return;		/* pc has not started: its idle loop looks */
+	pri = atomic_load_explicit(&td->td_priority, memory_order_relaxed);
+	cpri = atomic_load_explicit(&ctd->td_priority, memory_order_relaxed);
+	if (pri >= cpri || (pri > SC_PRI_MAX_ITHD && cpri < SC_PRI_MIN_IDLE))
+		return;
+	if (pc == self && atomic_load_explicit(&ctd->td_inhibitors,
+	    memory_order_relaxed) != 0)
+		return;
+	sc__sched_preempt_cpu(pc);
 }
 
 static void
@@ -104,7 +154,7 @@ sc_4bsd_add(struct sc_thread *td)
 	if (held != &m->m_sched_lock)
 		sc__spin_lock(m, &m->m_sched_lock);
 	atomic_store(&td->td_lock, &m->m_sched_lock);
-	sc_runq_add(m, td);
+	sc_4bsd_preempt(m, td, sc_runq_add(m, td));
 	if (held != &m->m_sched_lock)
 		sc__spin_unlock(&m->m_sched_lock);
 }
@@ -213,8 +263,8 @@ sc_4bsd_idled(struct sc_pcpu *pc)
  * 100ms") is spent and a thread waits for pc: td must switch
  * (TDF_NEEDRESCHED | TDF_SLICEEND).  Older 4BSDs had a roundrobin()
  * callout every sched_quantum ticks for whichever thread ran instead.
- * maybe_preempt() (a better thread made runnable on this CPU) is
- * sc__sched_preempt_cpu(), once priorities say "better".
+ * The preemption of a better thread made runnable is sched_add()'s
+ * (sc_4bsd_preempt()).
  */
 static bool
 sc_4bsd_clock(struct sc_pcpu *pc, struct sc_thread *td, int cnt)

@@ -101,13 +101,13 @@ sc__td_set_state(struct sc_thread *td, enum sc_td_state state)
  * choose another CPU's queue under ULE), as sys/kern/sched_4bsd.c's
  * sched_priority() does; ULE's sched_thread_priority() moves it only when
  * the priority improves, stackcap in both directions, so that a queue
- * always holds the priorities of its index.  A running thread keeps its
- * CPU, even when a queued thread is now better: taking the CPU from it
- * would be a preemption, which stackcap does not make here; the better
- * thread runs at the running one's next switch (the place where the
- * kernel would decide it: sched_add()'s maybe_preempt() or
- * tdq_notify(), and a tick's sched_clock()).  A thread neither queued
- * nor running takes its new priority into its next sched_add().
+ * always holds the priorities of its index.  The sched_add() of a moved
+ * thread preempts the CPU it goes to if it is now better than what runs
+ * there (sc_ule_notify(), sc_4bsd_preempt()).  A running thread keeps
+ * its CPU, even when a queued thread is now better than its new
+ * priority: the better thread runs at the running one's next switch or
+ * tick.  A thread neither queued nor running takes its new priority into
+ * its next sched_add(), which may preempt then.
  */
 int
 sc_thread_set_priority(struct sc_thread *td, int pri)

@@ -94,6 +94,63 @@ sc_tdq_add(struct sc_pcpu *pc, struct sc_thread *td)
 		sc__cpu_idle_wakeup(m, NULL);
 }
 
+/*
+ * sched_shouldpreempt() of FreeBSD 13's sys/kern/sched_ule.c: may a thread
+ * of priority pri made runnable take the CPU from one at cpri?  Only if
+ * strictly better; always from the idle thread; else only at or above
+ * preempt_thresh, whose default in a kernel with options PREEMPTION
+ * (GENERIC's) is PRI_MIN_KERN: interrupt threads and the best kernel
+ * priority.  A remote CPU is preempted also by an interactive timeshare
+ * thread (PRI_MAX_INTERACT: the timeshare range less its 40 nice values,
+ * halved) when it runs a batch one.
+ */
+#define	SC_ULE_PREEMPT_THRESH	SC_PRI_MIN_KERN
+#define	SC_ULE_PRI_MAX_INTERACT	(SC_PRI_MIN_TIMESHARE +			\
+	    (SC_PRI_MAX_TIMESHARE - SC_PRI_MIN_TIMESHARE + 1 - 40) / 2 - 1)
+
+static bool
+sc_ule_shouldpreempt(int pri, int cpri, bool remote)
+{
+	if (pri >= cpri)
+		return (false);
+	if (cpri >= SC_PRI_MIN_IDLE || pri <= SC_ULE_PREEMPT_THRESH)
+		return (true);
+	return (remote && pri <= SC_ULE_PRI_MAX_INTERACT &&
+	    cpri > SC_ULE_PRI_MAX_INTERACT);
+}
+
+/*
+ * The end of sched_add(), pc's queue lock held: td, just queued on pc,
+ * preempts pc's running thread if sched_shouldpreempt() says so.  On the
+ * caller's own CPU (sched_setpreempt()) the running thread is the caller,
+ * which owes the preemption and takes it at its next safe point (the
+ * release of the lock it holds for sched_add(): spinlock_exit()'s
+ * critical_exit()); unless it is about to block anyway
+ * (TD_IS_INHIBITED()).  On another CPU, or from a plain pthread, which is
+ * no CPU (tdq_notify()): IPI_PREEMPT.  An idle pc was woken already
+ * (sc_tdq_add()); sc__sched_preempt_cpu() leaves an idle thread alone.
+ * The running thread is read without its lock, as the kernel reads
+ * pc_curthread: a thread that switched out meanwhile lost its CPU anyway.
+ */
+static void
+sc_ule_notify(struct sc_pcpu *pc, struct sc_thread *td)
+{
+	struct sc_thread *ctd;
+	bool remote = pc != sc__pcpu_get();
+
+	ctd = atomic_load_explicit(&pc->pc_curthread, memory_order_relaxed);
+	if (ctd == NULL)
+		return;		/* pc has not started: its idle loop looks */
+	if (!sc_ule_shouldpreempt(atomic_load_explicit(&td->td_priority,
+	    memory_order_relaxed), atomic_load_explicit(&ctd->td_priority,
+	    memory_order_relaxed), remote))
+		return;
+	if (!remote && atomic_load_explicit(&ctd->td_inhibitors,
+	    memory_order_relaxed) != 0)
+		return;
+	sc__sched_preempt_cpu(pc);
+}
+
 /* tdq_runq_rem(): pc's queue lock held. */
 static void
 sc_tdq_rem(struct sc_pcpu *pc, struct sc_thread *td)
@@ -133,12 +190,14 @@ sc_ule_add(struct sc_thread *td)
 	src = sc_tdq_of(m, held);
 	if (src == pc) {
 		sc_tdq_add(pc, td);
+		sc_ule_notify(pc, td);
 		return;
 	}
 	if (src == NULL) {
 		sc__spin_lock(m, sc_tdq_lockptr(pc));
 		atomic_store(&td->td_lock, sc_tdq_lockptr(pc));
 		sc_tdq_add(pc, td);
+		sc_ule_notify(pc, td);
 		sc__spin_unlock(sc_tdq_lockptr(pc));
 		return;
 	}
@@ -149,6 +208,7 @@ sc_ule_add(struct sc_thread *td)
 	atomic_store_explicit(&td->td_lock, sc_tdq_lockptr(pc),
 	    memory_order_release);
 	sc_tdq_add(pc, td);
+	sc_ule_notify(pc, td);
 	sc__spin_unlock(sc_tdq_lockptr(pc));
 	sc__spin_lock(m, held);
 	sc_spinlock_exit();
@@ -428,8 +488,7 @@ sc_ule_switch(struct sc_thread *td, struct sc_pcpu *pc)
  * pc's queue: td must switch.  FreeBSD's sched_clock() runs from
  * statclock() and scales the slice with the load (td_slice()); here
  * every slice is sched_slice, hz / 10 ticks.  The preemption of a
- * better thread made runnable (tdq_notify()'s IPI_PREEMPT to a remote
- * CPU) is sc__sched_preempt_cpu(), once priorities say "better".
+ * better thread made runnable is sched_add()'s (sc_ule_notify()).
  */
 static bool
 sc_ule_clock(struct sc_pcpu *pc, struct sc_thread *td, int cnt)

@@ -392,10 +392,254 @@ test_scenario_preempted(void **state)
 	assert_int_equal(res.cnt.captures_running, 0);
 }
 
+/* ------------------------------------------------------------------------
+ * sched_add()'s preemption: a better thread made runnable takes the CPU
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A thread bound to CPU 0 at priority pri that sleeps until go, then
+ * records that it ran.  Bound, so that 4BSD queues it on CPU 0's own
+ * queue (a plain pthread that wakes a thread of the global queue is on
+ * no CPU that could be preempted for it: only kick_other_cpu() sends).
+ */
+struct better {
+	int		pri;
+	atomic_int	go;
+	atomic_int	ran;
+};
+
+static void
+better_body(void *arg)
+{
+	struct better *b = arg;
+
+	(void)sc_sched_bind(0);
+	(void)sc_thread_set_priority(sc_curthread(), b->pri);
+	while (!atomic_load(&b->go))
+		sc_sleep(&b->go, "better");
+	atomic_store(&b->ran, 1);
+}
+
+/* Make b's thread runnable: from any thread. */
+static void
+better_wake(struct better *b)
+{
+	atomic_store(&b->go, 1);
+	sc_wakeup(&b->go);
+}
+
+/* One CPU, no clock; b's thread asleep on it, at b->pri. */
+static struct sc_thread *
+better_setup(struct better *b)
+{
+	struct sc_thread *td;
+
+	clock_machine(1, 0);
+	td = sc_test_spawn("better", better_body, b);
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	assert_int_equal(sc_thread_priority(td), b->pri);
+	return (td);
+}
+
+/*
+ * What the spinner's CPU shows when a thread that is not better was made
+ * runnable for it: under hz = 0 nothing takes the CPU from the spinner,
+ * so the thread stays queued and nothing was preempted (a bounded wait
+ * gives a preemption time to happen; none may).  Then the spinner ends
+ * and the thread runs.
+ */
+static void
+better_not_preempted(struct spinner *s, struct sc_thread *td,
+    struct better *b)
+{
+	SC_WAIT_STATE(td, SC_TDS_RUNQ, 0);
+	(void)nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 },
+	    NULL);
+	assert_int_equal(sc_thread_state(td), SC_TDS_RUNQ);
+	assert_int_equal(atomic_load(&b->ran), 0);
+	assert_int_equal(SC_COUNTER(tm, preempted), 0);
+	atomic_store(&s->release, 1);
+	SC_WAIT_FOR(atomic_load(&b->ran));
+}
+
+/*
+ * From a plain pthread, which is no CPU (ULE's tdq_notify(), 4BSD's
+ * kick_other_cpu()): an interrupt-priority thread made runnable for the
+ * spinner's CPU preempts it by IPI_PREEMPT, and runs while the spinner
+ * is still spinning; a thread at the spinner's own timesharing priority
+ * does not: it waits, and no IPI is sent for it.
+ */
+static void
+test_add_preempts_remote(void **state)
+{
+	struct better b = { .pri = SC_PI_DULL };
+	struct spinner s = { 0 };
+	struct sc_thread *td, *sp;
+	uint64_t ipis;
+
+	(void)state;
+	td = better_setup(&b);
+	sp = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	better_wake(&b);
+	SC_WAIT_FOR(atomic_load(&b.ran));
+	assert_int_equal(atomic_load(&s.done), 0);
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	atomic_store(&s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(sp), 0);
+	sc_test_teardown(NULL);
+
+	memset(&b, 0, sizeof(b));
+	memset(&s, 0, sizeof(s));
+	b.pri = SC_PRI_MIN_TIMESHARE;
+	td = better_setup(&b);
+	sp = sc_test_spawn("spinner", spin_outer, &s);
+	SC_WAIT_FOR(atomic_load(&s.running));
+	ipis = SC_COUNTER(tm, ipis_sent);
+	better_wake(&b);
+	/* sched_add() decides at once: no IPI_PREEMPT went out. */
+	assert_int_equal(SC_COUNTER(tm, ipis_sent), ipis);
+	better_not_preempted(&s, td, &b);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(sp), 0);
+	sc_test_teardown(NULL);
+}
+
+/* A thread that makes b's thread runnable, then spins on its CPU. */
+struct waker {
+	struct better	*b;
+	struct spinner	s;
+};
+
+static void
+wake_then_spin(void *arg)
+{
+	struct waker *w = arg;
+
+	better_wake(w->b);
+	spin_outer(&w->s);
+}
+
+/*
+ * On the caller's own CPU (ULE's sched_setpreempt(), 4BSD's
+ * maybe_preempt()): a thread that wakes an interrupt-priority thread
+ * bound to its CPU owes the preemption and takes it as its wakeup
+ * releases the sleep queue's lock, before it spins; at an equal priority
+ * it keeps its CPU and spins.
+ */
+static void
+test_add_preempts_local(void **state)
+{
+	struct better b = { .pri = SC_PI_DULL };
+	struct waker w = { .b = &b };
+	struct sc_thread *td, *wt;
+
+	(void)state;
+	td = better_setup(&b);
+	wt = sc_test_spawn("waker", wake_then_spin, &w);
+	SC_WAIT_FOR(atomic_load(&b.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	SC_WAIT_FOR(atomic_load(&w.s.running));
+	atomic_store(&w.s.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(wt), 0);
+	sc_test_teardown(NULL);
+
+	memset(&b, 0, sizeof(b));
+	memset(&w.s, 0, sizeof(w.s));
+	b.pri = SC_PRI_MIN_TIMESHARE;
+	td = better_setup(&b);
+	wt = sc_test_spawn("waker", wake_then_spin, &w);
+	SC_WAIT_FOR(atomic_load(&w.s.running));
+	better_not_preempted(&w.s, td, &b);
+	assert_int_equal(sc_thread_join(td), 0);
+	assert_int_equal(sc_thread_join(wt), 0);
+	sc_test_teardown(NULL);
+}
+
+/*
+ * The AVX state of a thread preempted by IPI_PREEMPT without a clock:
+ * the spinner holds a pattern in all 256 bits of %ymm0 while it spins,
+ * the interrupt-priority thread that preempts it writes another into
+ * %ymm0, and the spinner reads its own back.  sc__timerint saves what
+ * XSAVE covers (kern_clock.c), which it knows only once a CPU learnt
+ * it, once per process: without a clock too (main() runs this test
+ * before any machine with a clock).  On a host without AVX there is
+ * nothing to check.
+ */
+struct avx_case {
+	volatile int	running;
+	volatile int	release;
+	uint64_t	out[4];
+};
+
+#define	AVX_MINE	0x5a5a5a5a12345678ULL
+#define	AVX_OTHER	0xa5a5a5a587654321ULL
+
+SC_NOIPA static void
+avx_spin(void *arg)
+{
+	struct avx_case *a = arg;
+	uint64_t pat = AVX_MINE;
+
+	__asm__ volatile(
+	    "vbroadcastsd %[pat], %%ymm0\n\t"
+	    "movl $1, %[running]\n"
+	    "1:\tpause\n\t"
+	    "cmpl $0, %[release]\n\t"
+	    "je 1b\n\t"
+	    "vmovdqu %%ymm0, %[out]\n\t"
+	    "vzeroupper"
+	    : [out] "=m" (a->out), [running] "=m" (a->running)
+	    : [pat] "m" (pat), [release] "m" (a->release)
+	    : "xmm0", "memory");
+}
+
+static void
+avx_clobber(void *arg)
+{
+	struct better *b = arg;
+	uint64_t pat = AVX_OTHER;
+
+	better_body(b);
+	__asm__ volatile("vbroadcastsd %0, %%ymm0" : : "m" (pat) : "xmm0");
+}
+
+static void
+test_add_preempt_keeps_avx(void **state)
+{
+	struct better b = { .pri = SC_PI_DULL };
+	struct avx_case a = { 0 };
+	struct sc_thread *td, *sp;
+	int i;
+
+	(void)state;
+	if (!__builtin_cpu_supports("avx"))
+		skip();
+	clock_machine(1, 0);
+	td = sc_test_spawn("better", avx_clobber, &b);
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	sp = sc_test_spawn("avx", avx_spin, &a);
+	SC_WAIT_FOR(a.running);
+	better_wake(&b);
+	SC_WAIT_FOR(atomic_load(&b.ran));
+	assert_true(SC_COUNTER(tm, preempted) >= 1);
+	a.release = 1;
+	assert_int_equal(sc_thread_join(sp), 0);
+	assert_int_equal(sc_thread_join(td), 0);
+	for (i = 0; i < 4; i++)
+		assert_true(a.out[i] == AVX_MINE);
+	sc_test_teardown(NULL);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: the FPU layout is learnt once per process. */
+		cmocka_unit_test_setup_teardown(test_add_preempt_keeps_avx,
+		    setup_none, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_ticks_counted,
 		    setup_none, sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_spinner_preempted,
@@ -410,6 +654,10 @@ main(void)
 		    test_critical_exit_without_enter, setup_none,
 		    sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_switch_in_critical,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_add_preempts_remote,
+		    setup_none, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_add_preempts_local,
 		    setup_none, sc_test_teardown),
 		cmocka_unit_test(test_hz_range),
 		cmocka_unit_test(test_scenario_preempted),
