@@ -335,7 +335,11 @@ sc_test_stack_has_chain(const struct sc_stack *st, const char *const *names,
 
 /*
  * Holds its CPU: spins on an atomic without calling the library, so it
- * never yields.  On a 1-CPU machine nothing else runs until it is released.
+ * never yields, inside a critical section, so that neither the clock's
+ * round robin nor a better thread made runnable (an ithread scheduled)
+ * preempts it: the preemption waits for critical_exit() (td_owepreempt),
+ * as it would for a kernel thread.  Interrupts stay on, so IPIs reach it.
+ * On a 1-CPU machine nothing else runs until it is released.
  */
 struct hold {
 	atomic_int	holding;	/* set once running */
@@ -347,9 +351,11 @@ hold_cpu(void *arg)
 {
 	struct hold *h = arg;
 
+	sc_critical_enter();
 	atomic_store(&h->holding, 1);
 	while (!atomic_load(&h->release))
 		__builtin_ia32_pause();
+	sc_critical_exit();
 }
 
 /* ------------------------------------------------------------------------
