@@ -392,6 +392,29 @@ test_scenario_preempted(void **state)
 	assert_int_equal(res.cnt.captures_running, 0);
 }
 
+/*
+ * Scenario "preempt-in-window": the target preempted after the requester
+ * read its td_oncpu and before the IPI; the handler answers with the
+ * thread that took the CPU, the requester retries and walks the
+ * preempted target's pcb.
+ */
+static void
+test_scenario_preempt_in_window(void **state)
+{
+	struct scn_result res;
+
+	(void)state;
+	assert_int_equal(scn_run(scn_find("preempt-in-window"), 0, NULL,
+	    NULL, &res), 0);
+	assert_true(res.raced);
+	assert_int_equal(res.error, 0);
+	SC_ASSERT_CHAIN(&res.stack, "sc__mi_switch", "sc__sched_preempt",
+	    "sc__timerint", "spin_inner", "spin_outer", "target_main");
+	assert_true(res.cnt.retry_other >= 1);
+	assert_true(res.cnt.trace_answered >= 1);
+	assert_int_equal(res.cnt.captures_running, 0);
+}
+
 /* ------------------------------------------------------------------------
  * sched_add()'s preemption: a better thread made runnable takes the CPU
  * ------------------------------------------------------------------------ */
@@ -661,6 +684,7 @@ main(void)
 		    setup_none, sc_test_teardown),
 		cmocka_unit_test(test_hz_range),
 		cmocka_unit_test(test_scenario_preempted),
+		cmocka_unit_test(test_scenario_preempt_in_window),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

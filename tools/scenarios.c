@@ -105,6 +105,11 @@ const struct scn_scenario scn_scenarios[] = {
 	    .ncpu = 1, .timeout_ns = SCN_MS(1000),
 	    .summary = "the clock ends a spinning thread's slice: preempted "
 	    "at the interrupt's end, its pcb shows the interrupt's frame" },
+	{ .name = "preempt-in-window", .run = scn_preempt_in_window,
+	    .ncpu = 1, .timeout_ns = SCN_MS(1000),
+	    .summary = "the clock preempts the target after the requester "
+	    "read its td_oncpu: the IPI finds another thread, the retry "
+	    "walks the pcb" },
 	{ .name = "nmi-ule", .run = scn_incoming,
 	    .ncpu = 2, .timeout_ns = SCN_MS(1000),
 	    .summary = "FreeBSD 12's NMI protocol under 13's ULE: RUNNING "

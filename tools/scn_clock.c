@@ -1,6 +1,8 @@
 /*
  * The clock: a thread preempted in the middle of its chain by a clock
- * interrupt, and captured through its pcb while it waits for its CPU.
+ * interrupt, and captured through its pcb while it waits for its CPU
+ * (preempted), or preempted inside a capture's window, between the
+ * requester's unlock and the IPI (preempt-in-window).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -59,4 +61,73 @@ scn_preempted(struct sc_proc *p, struct scn_result *res)
 	if ((error = sc_thread_join(hog)) != 0)
 		return (error);
 	return (scn_target_stop(&t));
+}
+
+/*
+ * preempt-in-window: the requester has seen the target RUNNING, dropped
+ * its thread lock and read its td_oncpu (SC_HOOK_SAVE_BEFORE_IPI: the
+ * request of that CPU open); before the IPI, the clock ends the target's
+ * slice.  (Preempted before td_oncpu is read, the target would be NOCPU:
+ * the nocpu-window scenario's path, no IPI.)  A hog made runnable in
+ * the window takes the CPU and keeps it (a critical section).
+ */
+struct scn_window {
+	struct scn_hook	h;
+	struct sc_proc	*p;
+	struct scn_hog	hog;
+	struct sc_thread *hogtd;
+};
+
+static void
+hook_preempt(void *arg, enum sc_hook_point point, struct sc_thread *td)
+{
+	struct scn_window *w = arg;
+
+	if (point != SC_HOOK_SAVE_BEFORE_IPI || td != w->h.t->td ||
+	    atomic_exchange(&w->h.fired, 1))
+		return;
+	/*
+	 * The hog exists only from here on: before the window there was
+	 * nothing to preempt the target for, so the requester saw it
+	 * RUNNING.  Equal priorities: the hog waits for the target's slice
+	 * to end (round robin), not for sched_add()'s preemption.
+	 */
+	if (sc_thread_create(w->p, "hog", hog_main, &w->hog, &w->hogtd) != 0 ||
+	    !SCN_WAIT(atomic_load(&w->hog.running)) ||
+	    !scn_in_state(td, SC_TDS_RUNQ))
+		atomic_store(&w->h.failed, 1);
+}
+
+/*
+ * One CPU.  The IPI_TRACE that follows finds the hog on the target's CPU:
+ * the handler answers with curthread, the hog, not the target; the
+ * requester sees another thread's answer (retry_other), takes the thread
+ * lock again, finds the target off its CPU (RUNQ) and walks its pcb:
+ * mi_switch ... sc__sched_preempt, sc__timerint, spin_inner, spin_outer,
+ * target_main, as in "preempted".  FreeBSD's stack_save_td() (13 and
+ * later, sys/x86/x86/stack_machdep.c) drops the thread lock across the
+ * IPI for the same reason and retries the same way.  raced: the hook ran
+ * in the window, the target was preempted there and the answer was
+ * another thread's.
+ */
+int
+scn_preempt_in_window(struct sc_proc *p, struct scn_result *res)
+{
+	struct sc_machine *m = sc_proc_machine(p);
+	struct scn_window w = { .p = p };
+	struct scn_target t;
+	uint64_t preempted, retried;
+	int error;
+
+	if ((error = scn_target_start(p, &t, "spinner", 1)) != 0)
+		return (error);
+	preempted = SCN_CNT(m, preempted);
+	retried = SCN_CNT(m, retry_other);
+	error = scn_run_hooked(p, &t, &w.h, hook_preempt, res);
+	res->raced = res->raced && SCN_CNT(m, preempted) > preempted &&
+	    SCN_CNT(m, retry_other) > retried;
+	atomic_store(&w.hog.release, 1);
+	if (w.hogtd != NULL && sc_thread_join(w.hogtd) != 0 && error == 0)
+		error = EINVAL;
+	return (error != 0 ? error : scn_target_stop(&t));
 }

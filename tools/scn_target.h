@@ -153,5 +153,6 @@ int	scn_snapshot_retry(struct sc_proc *p, struct scn_result *res);
 int	scn_two_requesters(struct sc_proc *p, struct scn_result *res);
 /* scn_clock.c */
 int	scn_preempted(struct sc_proc *p, struct scn_result *res);
+int	scn_preempt_in_window(struct sc_proc *p, struct scn_result *res);
 
 #endif /* !SC_SCN_TARGET_H */
