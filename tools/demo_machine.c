@@ -2,7 +2,8 @@
  * The demo machine of stackcap-demo: a few processes with FreeBSD-like
  * names whose threads settle in the states a busy FreeBSD box shows
  * (asleep in named call chains, swapped out, interrupt threads that never
- * ran, running in the kernel, running in user mode), then are torn down.
+ * ran, preempted by the clock or a better thread, running in the kernel,
+ * running in user mode), then are torn down.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -29,6 +30,9 @@ enum demo_role {
 	ROLE_SLEEP,	/* asleep in its chain: a stack from its pcb */
 	ROLE_SWAPPED,	/* asleep, then swapped out: <swapped> */
 	ROLE_IWAIT,	/* an ithread that never ran: an empty stack */
+	ROLE_PREEMPTED,	/* computing in the kernel at idle priority, then
+			   preempted: a stack from its pcb, through the
+			   interrupt that preempted it */
 	ROLE_SPIN,	/* running in the kernel: a stack from an IPI */
 	ROLE_USER	/* running in user mode: <running> */
 };
@@ -181,6 +185,39 @@ md5_timetrial(void *arg)
 	SC_BARRIER();
 }
 
+/*
+ * pagezero: FreeBSD's old idle-priority page zeroing thread
+ * (sys/vm/vm_zeroidle.c, vm_pagezero() -> vm_page_zero_idle() ->
+ * pmap_zero_page_idle(), gone from later releases), which set itself to
+ * RTP_PRIO_IDLE.  Here it zeroes without any call into the library, so it
+ * leaves its CPU only when it is preempted: by a better thread made
+ * runnable (ULE's sched_shouldpreempt() takes the CPU from an idle-class
+ * thread at once) or at its slice's end (4BSD), and stays on the run
+ * queue while better threads keep every CPU.
+ */
+SC_NOIPA static void
+pmap_zero_page_idle(void *arg)
+{
+	struct demo_td *d = arg;
+
+	/* A frame record of its own, as cpu_work()'s: its caller is the
+	 * interrupted frame's parent. */
+	__asm__ volatile("" : : "r"(__builtin_frame_address(0)));
+	atomic_store(&d->arrived, 1);
+	while (!demo_stopping())
+		__builtin_ia32_pause();
+	SC_BARRIER();
+}
+SC_CHAIN(vm_page_zero_idle, pmap_zero_page_idle)
+
+SC_NOIPA static void
+vm_pagezero(void *arg)
+{
+	(void)sc_thread_set_priority(sc_curthread(), SC_PRI_MAX_IDLE);
+	vm_page_zero_idle(arg);
+	SC_BARRIER();
+}
+
 /* fork_return(): the new thread leaves for user mode. */
 SC_NOIPA static void
 fork_return(void *arg)
@@ -191,8 +228,9 @@ fork_return(void *arg)
 
 /*
  * The machine's threads, in creation order (pids and tids follow it).
- * The running ones come last but one, the user-mode one last: with one CPU
- * it never gives the CPU up, so everything before it must have settled.
+ * The ones that compute come last: pagezero first among them, so that the
+ * better threads made runnable after it take its CPU; the user-mode one
+ * last.
  */
 #define DEMO_TD(c, n, r, f, w, own)					\
 	{ .comm = (c), .name = (n), .role = (r), .fn = (f),		\
@@ -208,6 +246,7 @@ static const struct demo_td demo_fixed[] = {
 	    "rpcsvc", 0),
 	DEMO_TD("getty", "getty", ROLE_SWAPPED, getty_syscall, "ttyin", 0),
 	DEMO_TD("sshd", "sshd", ROLE_SLEEP, sshd_syscall, "select", 0),
+	DEMO_TD("pagezero", "pagezero", ROLE_PREEMPTED, vm_pagezero, NULL, 0),
 	DEMO_TD("bufdaemon", "bufdaemon", ROLE_SPIN, buf_daemon, NULL, 0),
 };
 /* Each dd is a process of its own. */
@@ -271,6 +310,7 @@ demo_settled(const struct demo_td *d)
 		return (demo_asleep(d));
 	case ROLE_IWAIT:
 		return ((sc_thread_inhibitors(d->td) & SC_TDI_IWAIT) != 0);
+	case ROLE_PREEMPTED:
 	case ROLE_SPIN:
 		return (atomic_load(&d->arrived) &&
 		    (state == SC_TDS_RUNNING || state == SC_TDS_RUNQ));
@@ -280,14 +320,21 @@ demo_settled(const struct demo_td *d)
 	return (false);
 }
 
-/* Wait (bounded) until d settles; false on timeout. */
+/* Is d on a run queue? */
 static bool
-demo_wait_settled(const struct demo_td *d)
+demo_on_runq(const struct demo_td *d)
+{
+	return (sc_thread_state(d->td) == SC_TDS_RUNQ);
+}
+
+/* Wait (bounded) until cond(d) holds; false on timeout. */
+static bool
+demo_wait_until(const struct demo_td *d, bool (*cond)(const struct demo_td *))
 {
 	struct sc_deadline dl;
 
 	sc_deadline_start(&dl, DEMO_SETTLE_MS * 1000000ULL);
-	while (!demo_settled(d)) {
+	while (!cond(d)) {
 		if (sc_deadline_passed(&dl))
 			return (false);
 		usleep(1000);
@@ -330,9 +377,32 @@ demo_spawn(struct demo_world *w, struct demo_td *d)
 	return (sc_thread_create(p, d->name, d->fn, d, &d->td));
 }
 
+/*
+ * Once every thread has settled: the idle-priority one is on the run queue
+ * if the better threads that compute keep every CPU (they do up to
+ * DEMO_MAX_DD + 2 CPUs); false if it is still running after the bound.
+ */
+static bool
+demo_wait_preempted(const struct demo_world *w, int ncpu)
+{
+	const struct demo_td *pz = NULL;
+	size_t i;
+	int nbetter = 0;
+
+	for (i = 0; i < w->ntds; i++) {
+		if (w->tds[i].role == ROLE_PREEMPTED)
+			pz = &w->tds[i];
+		else if (w->tds[i].role == ROLE_SPIN ||
+		    w->tds[i].role == ROLE_USER)
+			nbetter++;
+	}
+	return (pz == NULL || pz->td == NULL || nbetter < ncpu ||
+	    demo_wait_until(pz, demo_on_runq));
+}
+
 /* Create each thread and wait until it has settled, in plan order. */
 static int
-demo_populate(struct demo_world *w)
+demo_populate(struct demo_world *w, int ncpu)
 {
 	struct demo_td *d;
 	size_t i;
@@ -345,7 +415,7 @@ demo_populate(struct demo_world *w)
 			w->ntds = i;
 			return (error);
 		}
-		if (!demo_wait_settled(d)) {
+		if (!demo_wait_until(d, demo_settled)) {
 			fprintf(stderr, "stackcap-demo: thread %d \"%s\" did "
 			    "not settle within %d ms\n", sc_thread_tid(d->td),
 			    d->name, DEMO_SETTLE_MS);
@@ -358,6 +428,11 @@ demo_populate(struct demo_world *w)
 			    "%s\n", d->name, strerror(error));
 			w->errors++;
 		}
+	}
+	if (!demo_wait_preempted(w, ncpu)) {
+		fprintf(stderr, "stackcap-demo: the idle-priority thread was "
+		    "not preempted within %d ms\n", DEMO_SETTLE_MS);
+		w->errors++;
 	}
 	return (0);
 }
@@ -435,7 +510,7 @@ demo_world_run(const struct demo_opts *o,
 	if (demo_machine(o, &w.m) != 0)
 		return (1);
 	demo_plan(&w, sc_machine_ncpu(w.m));
-	error = demo_populate(&w);
+	error = demo_populate(&w, sc_machine_ncpu(w.m));
 	if (error == 0)
 		error = show(o, w.m);
 	if (error != 0) {
