@@ -18,8 +18,10 @@
  * decimal or 0x hex), STACKCAP_STRESS_PROTOCOL=nmi sets SC_PROTO_NMI.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,6 +67,40 @@ static _Atomic uint64_t snap_progress;
 static _Atomic uint64_t max_capture_ns;	/* the longest sc_stack_save_td() */
 static _Atomic uint64_t max_snapshot_ns; /* the longest snapshot */
 static struct sc_kstack snap_kk[NSLOT + 1][NSNAP]; /* per slot, + plain */
+
+/*
+ * A failure off the test's own thread.  CMocka's assertions end the test
+ * with a longjmp() to the test thread's jmp_buf, which no other thread may
+ * do: from a capturer or a simulated thread it crashed the process or
+ * ended it with exit(-1) and no message.  Those threads report here: the
+ * message goes to stderr at once, everything stops, and the test thread
+ * fails with the first message once it has joined them.
+ */
+static _Atomic uint64_t n_failed;
+static char fail_first[256];	/* (written by the first failure only) */
+
+static void __attribute__((format(printf, 3, 4)))
+stress_fail(const char *fn, int line, const char *fmt, ...)
+{
+	char msg[sizeof(fail_first)];
+	va_list ap;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "%s:%d: ", fn, line);
+	va_start(ap, fmt);
+	(void)vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "test_stress: %s\n", msg);
+	if (atomic_fetch_add(&n_failed, 1) == 0)
+		memcpy(fail_first, msg, sizeof(msg));
+	atomic_store(&stop, 1);
+}
+
+/* An assertion for the threads of the stress other than the test's. */
+#define STRESS_CHECK(cond, ...) do {					\
+	if (!(cond))							\
+		stress_fail(__func__, __LINE__, __VA_ARGS__);		\
+} while (0)
 
 static uint64_t
 rnd(uint64_t *s)
@@ -185,7 +221,8 @@ capture_slot(struct slot *s)
 			print_cpus(td, t0);
 		break;
 	default:
-		fail_msg("sc_stack_save_td: unexpected error %d", error);
+		stress_fail(__func__, __LINE__, "sc_stack_save_td: "
+		    "unexpected error %d", error);
 	}
 }
 
@@ -200,10 +237,13 @@ snapshot_check(struct sc_kstack *buf)
 	struct sc_thread *td;
 	uint64_t t0;
 	size_t i, n;
-	int k;
+	int error, k;
 
 	t0 = sc_now_ns();
-	assert_int_equal(sc_machine_snapshot(M, buf, NSNAP, &n), 0);
+	error = sc_machine_snapshot(M, buf, NSNAP, &n);
+	STRESS_CHECK(error == 0, "sc_machine_snapshot: %d", error);
+	if (error != 0)
+		return;
 	note_max(&max_snapshot_ns, sc_now_ns() - t0);
 	atomic_fetch_add(&n_snapshots, 1);
 	for (i = 0; i < n && i < NSNAP; i++) {
@@ -379,6 +419,7 @@ swapper(void *arg)
 	struct timespec ts = { 0, 2 * 1000 * 1000 };
 	uint64_t rng = 12345;
 	struct sc_thread *td;
+	int error;
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
@@ -386,7 +427,8 @@ swapper(void *arg)
 		if (td == NULL || sc_thread_swapout(td) != 0)
 			continue;
 		nanosleep(&ts, NULL);
-		assert_int_equal(sc_thread_swapin(td), 0);
+		error = sc_thread_swapin(td);
+		STRESS_CHECK(error == 0, "sc_thread_swapin: %d", error);
 	}
 	return (NULL);
 }
@@ -396,9 +438,13 @@ spawn(struct slot *s)
 {
 	struct sc_thread *td;
 	char name[32];
+	int error;
 
 	snprintf(name, sizeof(name), "stress%d", s->k);
-	assert_int_equal(sc_thread_create(s->p, name, worker_main, s, &td), 0);
+	error = sc_thread_create(s->p, name, worker_main, s, &td);
+	STRESS_CHECK(error == 0, "sc_thread_create: %d", error);
+	if (error != 0)
+		return;
 	atomic_store(&s->td, td);
 	atomic_fetch_add(&n_spawned, 1);
 }
@@ -492,6 +538,8 @@ test_stress_identity(void **state)
 		last_change[i] = t;
 	}
 	while ((t = (int64_t)sc_now_ns()) < end) {
+		if (atomic_load(&n_failed) != 0)
+			break;
 		usleep(100 * 1000);
 		for (i = 0; i < NSLOT + NPLAIN + 1; i++) {
 			cur = i < NSLOT ? slot_mark(&S[i]) :
@@ -521,6 +569,9 @@ test_stress_identity(void **state)
 		sc_wakeup(&S[k]);
 		assert_int_equal(sc_thread_join(td), 0);
 	}
+	if (atomic_load(&n_failed) != 0)
+		fail_msg("%s (%" PRIu64 " failure(s) off the test thread)",
+		    fail_first, atomic_load(&n_failed));
 	sc_machine_counters(M, &c);
 	printf("stress: %d s, %d CPUs, %d slots: captures %lu (ok %lu, "
 	    "ebusy %lu, esrch %lu, swapped-skipped %lu), timeouts %lu, "
