@@ -5,7 +5,9 @@
  * captures each 4 times.  Two forms: a machine made and destroyed for
  * each run (what an explorer does), and the body alone on one machine.
  * Deterministic mode runs twice: as it is (its actors on one host core)
- * and with STACKCAP_SIM_PIN=0 (where Linux puts them).
+ * and with STACKCAP_SIM_PIN=0 (where Linux puts them).  The clock's cost:
+ * the machine-each-run form again with cfg.hz = 0, both modes (the
+ * default hz is 1000; in deterministic mode a tick is virtual).
  *
  * usage: bench_det [RUNS]   (default 200 runs a form, 3 rounds)
  * Prints runs per second and the deterministic/real time ratio.
@@ -22,6 +24,7 @@
 #define NCAPTURES	4
 
 static atomic_int bd_stop;
+static int bd_hz = -1;		/* cfg.hz; -1: the default */
 
 static SC_NOIPA void
 bd_spin(void *arg)
@@ -48,6 +51,8 @@ bd_machine(uint64_t seed)
 
 	sc_machine_config_init(&cfg);
 	cfg.seed = seed;
+	if (bd_hz >= 0)
+		cfg.hz = bd_hz;
 	if ((error = sc_machine_create(&cfg, &m)) != 0)
 		die("sc_machine_create", error);
 	return (m);
@@ -125,7 +130,7 @@ bd_pin(bool pin)
 int
 main(int argc, char **argv)
 {
-	double de, dn, re, d1, n1, r1, steps, unused;
+	double de, dn, re, d1, n1, r1, de0, re0, steps, unused;
 	int round, runs = argc > 1 ? atoi(argv[1]) : 200;
 
 	if (runs < 1) {
@@ -152,6 +157,10 @@ main(int argc, char **argv)
 		n1 = bd_one(runs, true, &unused);
 		r1 = bd_one(runs, false, &unused);
 		bd_pin(true);
+		bd_hz = 0;
+		de0 = bd_each(runs, true);
+		re0 = bd_each(runs, false);
+		bd_hz = -1;
 		printf("  machine each run: det %6.0f runs/s, unpinned %6.0f, "
 		    "real %6.0f; det/real %.2fx\n", runs / de, runs / dn,
 		    runs / re, de / re);
@@ -159,6 +168,9 @@ main(int argc, char **argv)
 		    "real %6.0f; det/real %.1fx (%.0f steps a run, %.2f us a "
 		    "step)\n", runs / d1, runs / n1, runs / r1, d1 / r1, steps,
 		    d1 / runs / steps * 1e6);
+		printf("  the clock:        hz=0: det %6.0f runs/s, real %6.0f; "
+		    "time hz=1000/hz=0: det %.2fx, real %.2fx\n", runs / de0,
+		    runs / re0, de / de0, re / re0);
 	}
 	return (0);
 }
