@@ -168,8 +168,9 @@ main(int argc, char **argv)
 		    "real %6.0f; det/real %.1fx (%.0f steps a run, %.2f us a "
 		    "step)\n", runs / d1, runs / n1, runs / r1, d1 / r1, steps,
 		    d1 / runs / steps * 1e6);
-		printf("  the clock:        hz=0: det %6.0f runs/s, real %6.0f; "
-		    "time hz=1000/hz=0: det %.2fx, real %.2fx\n", runs / de0,
+		printf("  the clock:        hz=0: det %6.0f runs/s, real "
+		    "%6.0f; time hz=1000/hz=0: det %.2fx, real %.2fx\n",
+		    runs / de0,
 		    runs / re0, de / de0, re / re0);
 	}
 	return (0);
