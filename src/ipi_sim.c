@@ -25,6 +25,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "frame_bounds.h"
 #include "sc_internal.h"
 #include "sc_sanitizer.h"
 
@@ -35,6 +36,61 @@ static pthread_mutex_t sc_ipi_mtx = PTHREAD_MUTEX_INITIALIZER;
 static int sc_ipi_users[_NSIG];
 static struct sigaction sc_ipi_oldsa[_NSIG];
 
+#if defined(SC_SANITIZER_THREAD)
+/* A frame record at fp on td's stack whose return address is text. */
+static bool
+sc_tsan_frame_ok(const struct sc_thread *td, uintptr_t fp,
+    const struct sc_range *text, size_t ntext)
+{
+	uintptr_t up;
+
+	if (!sc__kstack_contains(fp, td->td_kstack) ||
+	    !sc_pc_in_text(((const uintptr_t *)fp)[1], text, ntext))
+		return (false);
+	up = ((const uintptr_t *)fp)[0];
+	return (up == 0 || (up > fp && sc__kstack_contains(up, td->td_kstack)));
+}
+
+/*
+ * TSan, outside a poll point: the interrupted code's frame, from the
+ * arrival's %rsp and %rbp.  Where the signal arrived in the program's own
+ * code, %rbp is its frame.  Where it arrived inside TSan's runtime (an
+ * atomic_load() of a spinning loop calls into it), %rbp holds anything:
+ * the runtime is built without frame pointers, and its frames hold no
+ * chain from the handler's frame either.  The program's frame pointer is
+ * then a callee-saved register that the runtime pushed just above %rsp:
+ * the first word of the next 1 KiB that is a frame record on the thread's
+ * stack, above its own slot, returning into text.  A heuristic, TSan's
+ * only: it may pick a stale record, never read off the stack.  Else the
+ * handler's own frame, a stack of one frame inside TSan, which is what
+ * every such capture gave before (test_running_no_calls).
+ */
+static uintptr_t
+sc_tsan_arrival_fp(struct sc_pcpu *pc, const ucontext_t *uc, uintptr_t here)
+{
+	struct sc_thread *td = atomic_load_explicit(&pc->pc_curthread,
+	    memory_order_relaxed);
+	uintptr_t rsp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	uintptr_t rbp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	const struct sc_range *text;
+	uintptr_t slot, w;
+	size_t ntext;
+
+	if (td == NULL || !sc__kstack_contains(rsp, td->td_kstack))
+		return (here);
+	sc_text_ranges(&text, &ntext);	/* ready: the requester made it */
+	if (rbp >= rsp && sc_tsan_frame_ok(td, rbp, text, ntext))
+		return (rbp);
+	for (slot = rsp & ~(uintptr_t)7; slot < rsp + 1024 &&
+	    sc__kstack_contains(slot, td->td_kstack); slot += 8) {
+		w = *(const uintptr_t *)slot;
+		if (w > slot && sc_tsan_frame_ok(td, w, text, ntext))
+			return (w);
+	}
+	return (here);
+}
+#endif
+
 /* The interrupted context, as the handler's trapframe. */
 static void
 sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
@@ -42,15 +98,19 @@ sc_ipi_frame(struct sc_pcpu *pc, const ucontext_t *uc,
 {
 #if defined(SC_SANITIZER_THREAD)
 	/*
-	 * TSan runs the handler late, inside the interceptor where it noticed
-	 * the signal, with the context of the arrival: that %rbp may belong
-	 * to code that has returned since.  Walk from the poll point that
-	 * let the handler run (sc_sanitizer.h), else from the handler's own
-	 * frame, which is then on the thread's stack.
+	 * TSan runs the handler late, inside the interceptor or the atomic
+	 * operation where it noticed the signal, with the context of the
+	 * arrival: that %rbp may belong to code that has returned since, and
+	 * inside TSan's runtime (built without frame pointers) it holds
+	 * anything.  Walk from the poll point that let the handler run
+	 * (sc_sanitizer.h); elsewhere (a signal taken at an atomic_load() of
+	 * a spinning loop) from the interrupted code's frame, found from the
+	 * arrival's registers (sc_tsan_arrival_fp()).
 	 */
 	frame->if_rbp = atomic_load(&pc->pc_tsan_poll_rbp);
 	if (frame->if_rbp == 0)
-		frame->if_rbp = (uintptr_t)__builtin_frame_address(0);
+		frame->if_rbp = sc_tsan_arrival_fp(pc, uc,
+		    (uintptr_t)__builtin_frame_address(0));
 	frame->if_rsp = frame->if_rbp;
 #else
 	(void)pc;

@@ -602,6 +602,57 @@ test_nmi_lock_wait_bounded(void **state)
 	sc_machine_destroy(m);
 }
 
+/* A running target that never calls the library ------------------------- */
+
+struct bare {
+	atomic_int	running;
+	atomic_int	release;
+};
+
+/*
+ * Spins on atomic loads alone: no call into the library, so no poll point.
+ * Under TSan the IPI's handler then runs at one of these loads (TSan takes
+ * pending signals at its atomic operations too), where no poll frame was
+ * left: it walked from its own frame and returned one frame inside TSan's
+ * runtime (seen in CI: test_misuse's nested capture, about one run in 40
+ * at load 10, once the clock's ticks, taken at such loads, carried the
+ * IPI).  It now walks from the interrupted frame, found from the arrival's
+ * registers (src/ipi_sim.c, sc_tsan_arrival_fp()).  Elsewhere the signal
+ * interrupts the loop itself: the same stack.
+ */
+SC_NOIPA static void
+bare_spin(void *arg)
+{
+	struct bare *b = arg;
+
+	(void)sc_sched_bind(1);
+	atomic_store(&b->running, 1);
+	while (!atomic_load(&b->release))
+		;
+	SC_BARRIER();
+}
+SC_CHAIN(bare_outer, bare_spin)
+
+static void
+test_running_no_calls(void **state)
+{
+	struct bare b = { 0 };
+	struct sc_thread *td;
+	struct sc_stack st;
+	int i;
+
+	(void)state;
+	td = sc_test_spawn("bare", bare_outer, &b);
+	SC_WAIT_FOR(atomic_load(&b.running));
+	SC_WAIT_STATE(td, SC_TDS_RUNNING, 0);
+	for (i = 0; i < 20; i++) {
+		assert_int_equal(sc_stack_save_td_locked(tp, td, &st), 0);
+		SC_ASSERT_CHAIN(&st, "bare_outer");
+	}
+	atomic_store(&b.release, 1);
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
 /* Misuse ---------------------------------------------------------------- */
 
 static _Atomic int spin_stop;
@@ -694,6 +745,8 @@ main(void)
 		cmocka_unit_test(test_nmi_ule),
 		cmocka_unit_test(test_nmi_lands_on_other_thread),
 		cmocka_unit_test(test_nmi_lock_wait_bounded),
+		cmocka_unit_test_setup_teardown(test_running_no_calls, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_running_without_proc_lock_asserts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_swapped_asserts, setup,
