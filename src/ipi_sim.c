@@ -78,7 +78,7 @@ sc_tsan_arrival_fp(struct sc_pcpu *pc, const ucontext_t *uc, uintptr_t here)
 
 	if (td == NULL || !sc__kstack_contains(rsp, td->td_kstack))
 		return (here);
-	sc_text_ranges(&text, &ntext);	/* ready: the requester made it */
+	sc_text_ranges(&text, &ntext);	/* ready: sc__ipi_init() made it */
 	if (rbp >= rsp && sc_tsan_frame_ok(td, rbp, text, ntext))
 		return (rbp);
 	for (slot = rsp & ~(uintptr_t)7; slot < rsp + 1024 &&
@@ -418,11 +418,20 @@ int
 sc__ipi_init(struct sc_machine *m)
 {
 	struct sigaction sa, old;
+#if defined(SC_SANITIZER_THREAD)
+	const struct sc_range *text;
+	size_t ntext;
+#endif
 	int error, signo = m->m_cfg.ipi_signo;
 
 	error = sc__exec_ranges(sc_nostop_object, &m->m_nostop, &m->m_nnostop);
 	if (error != 0)
 		return (error);
+#if defined(SC_SANITIZER_THREAD)
+	/* The text ranges, computed here before any signal: TSan's late
+	 * handler reads them for every signal (sc_tsan_arrival_fp()). */
+	sc_text_ranges(&text, &ntext);
+#endif
 
 	pthread_mutex_lock(&sc_ipi_mtx);
 	if (sc_ipi_users[signo] == 0) {
