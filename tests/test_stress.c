@@ -16,6 +16,8 @@
  * For comparisons with the explorer (docs/benchmarks.md), a mistake may be
  * put back: STACKCAP_STRESS_MISTAKES sets cfg.mistakes (SC_MISTAKE_* bits,
  * decimal or 0x hex), STACKCAP_STRESS_PROTOCOL=nmi sets SC_PROTO_NMI.
+ * STACKCAP_STRESS_HZ sets cfg.hz (0: no clock), to compare the clock's
+ * effect in runs side by side.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -77,6 +79,7 @@ static struct sc_kstack snap_kk[NSLOT + 1][NSNAP]; /* per slot, + plain */
  * fails with the first message once it has joined them.
  */
 static _Atomic uint64_t n_failed;
+static uint64_t stress_t0;		/* when the machine was made */
 static char fail_first[256];	/* (written by the first failure only) */
 
 static void __attribute__((format(printf, 3, 4)))
@@ -90,7 +93,8 @@ stress_fail(const char *fn, int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void)vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "test_stress: %s\n", msg);
+	fprintf(stderr, "test_stress: %.1f s in: %s\n",
+	    (double)(sc_now_ns() - stress_t0) / 1e9, msg);
 	if (atomic_fetch_add(&n_failed, 1) == 0)
 		memcpy(fail_first, msg, sizeof(msg));
 	atomic_store(&stop, 1);
@@ -515,6 +519,8 @@ test_stress_identity(void **state)
 		cfg.capture_timeout_ns = atol(env) * 1000L * 1000;
 	if ((env = getenv("STACKCAP_STRESS_MISTAKES")) != NULL)
 		cfg.mistakes = (unsigned)strtoul(env, NULL, 0);
+	if ((env = getenv("STACKCAP_STRESS_HZ")) != NULL)
+		cfg.hz = atoi(env);
 	if ((env = getenv("STACKCAP_STRESS_PROTOCOL")) != NULL &&
 	    strcmp(env, "nmi") == 0)
 		cfg.protocol = SC_PROTO_NMI;
@@ -522,6 +528,7 @@ test_stress_identity(void **state)
 		printf("stress: mistakes %#x, protocol %s\n", cfg.mistakes,
 		    cfg.protocol == SC_PROTO_NMI ? "NMI" : "IPI");
 	assert_int_equal(sc_machine_create(&cfg, &M), 0);
+	stress_t0 = sc_now_ns();
 	for (i = 0; i < NPROC; i++)
 		assert_int_equal(sc_proc_create(M, "stress", &P[i]), 0);
 	for (k = 0; k < NSLOT; k++) {
