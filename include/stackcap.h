@@ -692,6 +692,14 @@ SC_EXTERN void	sc_yield(void);
  * deterministic machine it last called into): a loop that waits for the
  * machine must call it, or the machine never runs. */
 SC_EXTERN void	sc_maybe_yield(void);
+/* One turn of a spin loop that waits for another thread (the kernel's
+ * cpu_spinwait()): never switches, so it is legal with interrupts disabled
+ * or a spin lock held, where sc_maybe_yield() is not.  In deterministic
+ * mode a scheduling point where the caller waits: without one, a loop
+ * that spins on a simulated thread keeps the run token until it is taken
+ * back (after 5 ms of its CPU time, each time it gets the token).
+ * Context: a simulated thread or a plain pthread. */
+SC_EXTERN void	sc_cpu_spinwait(void);
 /* Move the calling thread to cpu and keep it there (sched_bind()); cpu ==
  * SC_NOCPU unbinds.  Returns 0 or EINVAL. */
 SC_EXTERN int	sc_sched_bind(int cpu);

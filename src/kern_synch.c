@@ -108,6 +108,25 @@ sc_maybe_yield(void)
 	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
 }
 
+/*
+ * cpu_spinwait(), public.  On a simulated thread, inside a critical
+ * section: a tick taken at the point (deterministic mode) or by a signal
+ * in the pause that leaves a preemption owed has it taken at the
+ * section's end, as at any safe point (the spinner makes no other call
+ * that would take it); with interrupts disabled it stays owed.
+ */
+void
+sc_cpu_spinwait(void)
+{
+	if (sc_curthread() == NULL) {
+		sc__cpu_spinwait();
+		return;
+	}
+	sc_critical_enter();
+	sc__cpu_spinwait();
+	sc_critical_exit();
+}
+
 int
 sc_sched_bind(int cpu)
 {

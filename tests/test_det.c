@@ -367,6 +367,7 @@ test_channels_do_not_matter(void **state)
 #define TB_CAPTURES	2
 
 static atomic_int tb_stop, tb_started;
+static bool tb_spinwait;	/* the spin calls sc_cpu_spinwait() */
 
 /* The spin.  The walk begins at the interrupted %rbp, as in real mode:
  * its caller's caller is the first frame sure to be seen (a leaf may
@@ -375,7 +376,8 @@ static SC_NOIPA void
 tb_spin_d(void)
 {
 	while (!atomic_load(&tb_stop))
-		;
+		if (tb_spinwait)
+			sc_cpu_spinwait();
 	SC_BARRIER();
 }
 
@@ -501,7 +503,39 @@ static void
 test_takeback_same_run(void **state)
 {
 	(void)state;
+	tb_spinwait = false;
 	(void)sc_test_seeds(tb_twice, NULL, TB_SEEDS);
+}
+
+/*
+ * The same spins, each turn an sc_cpu_spinwait(): a point where the
+ * spinner waits, so the run needs no take-back at all, and stays the
+ * seed's, each capture with the spin's chain.
+ */
+static int
+sw_twice(uint64_t seed, void *arg)
+{
+	struct det_run a;
+	uint64_t ta;
+
+	(void)arg;
+	if (det_same_twice(tb_body, seed, "take-backs", &a, &ta) != 0)
+		return (1);
+	if (ta != 0 || a.errors != 0 || a.wrong != 0) {
+		print_error("%ju take-backs, %d captures failed, %d without "
+		    "the chain\n", (uintmax_t)ta, a.errors, a.wrong);
+		return (1);
+	}
+	return (0);
+}
+
+static void
+test_spinwait_needs_no_takeback(void **state)
+{
+	(void)state;
+	tb_spinwait = true;
+	(void)sc_test_seeds(sw_twice, NULL, TB_SEEDS);
+	tb_spinwait = false;
 }
 
 /*
@@ -1206,6 +1240,7 @@ main(void)
 		cmocka_unit_test(test_same_seed_same_run),
 		cmocka_unit_test(test_pct_same_run),
 		cmocka_unit_test(test_takeback_same_run),
+		cmocka_unit_test(test_spinwait_needs_no_takeback),
 		cmocka_unit_test(test_tick_preempts_same_run),
 		cmocka_unit_test(test_env_seed),
 		cmocka_unit_test(test_env_seed_not_a_seed),

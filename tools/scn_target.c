@@ -18,6 +18,8 @@ scn_pause(void)
 {
 	if (sc_curthread() == NULL)
 		sc_maybe_yield();
+	else
+		sc_cpu_spinwait();
 	sched_yield();
 }
 

@@ -73,8 +73,13 @@ struct scn_hook {
  * One turn of a bounded wait.  On a plain pthread it is also a scheduling
  * point (sc_maybe_yield()), so that in deterministic mode (STACKCAP_SEED)
  * the machine runs while the scenario waits; a hook that waits on a CPU
- * (inside a switch, interrupts disabled) must not switch, and only yields
- * the host core.
+ * (inside a switch, interrupts disabled) must not switch: it spins
+ * (sc_cpu_spinwait(), a point that does not switch) and yields the host
+ * core.  Without that point a deterministic run went on only at the
+ * take-backs of the spinning CPU, 5 ms of its CPU time each: at load 10
+ * test_protocol_seed3 took 35 s and cli_wait()'s wait of 10 s real time
+ * expired before the IPI came (a stack through sc_maybe_yield, not
+ * cli_wait).
  */
 void	scn_pause(void);
 
