@@ -310,14 +310,20 @@ capture_ns(int hz)
 	struct sc_thread *td;
 	struct sc_proc *p;
 	struct sc_stack st;
+	uint64_t running;
 	double t0, t1;
 	long i, ok = 0;
 
 	if (sc_proc_create(m, "bench", &p) != 0 ||
 	    sc_thread_create(p, "spin", spin_thread, &s, &td) != 0)
 		die("setup", ENOMEM);
-	while (sc_thread_state(td) != SC_TDS_RUNNING)
+	/* On cpu1, where it binds itself: RUNNING before the bind is not
+	 * enough (it may be between the CPUs when the loop starts, and a
+	 * capture off a CPU is a pcb walk, not an IPI's round trip). */
+	while (sc_thread_state(td) != SC_TDS_RUNNING ||
+	    sc_thread_oncpu(td) != s.cpu)
 		sched_yield();
+	running = counters(m).captures_running;
 	t0 = now_ns();
 	for (i = 0; i < iters; i++) {
 		sc_proc_lock(p);
@@ -327,11 +333,15 @@ capture_ns(int hz)
 		sc_proc_unlock(p);
 	}
 	t1 = now_ns();
+	running = counters(m).captures_running - running;
 	atomic_store(&stop, 1);
 	(void)sc_thread_join(td);
 	sc_machine_destroy(m);
 	if (ok == 0)
 		die("no capture succeeded", EIO);
+	if (running != (uint64_t)iters)
+		fprintf(stderr, "bench_clock: %ju of %ld captures found the "
+		    "spinner running\n", (uintmax_t)running, iters);
 	return ((t1 - t0) / (double)iters);
 }
 
