@@ -179,8 +179,7 @@ main(int argc, char **argv)
 		    d1 / runs / steps * 1e6);
 		printf("  the clock:        hz=0: det %6.0f runs/s, real "
 		    "%6.0f; time hz=1000/hz=0: det %.2fx, real %.2fx\n",
-		    runs / de0,
-		    runs / re0, de / de0, re / re0);
+		    runs / de0, runs / re0, de / de0, re / re0);
 	}
 	return (0);
 }

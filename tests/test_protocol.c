@@ -604,11 +604,6 @@ test_nmi_lock_wait_bounded(void **state)
 
 /* A running target that never calls the library ------------------------- */
 
-struct bare {
-	atomic_int	running;
-	atomic_int	release;
-};
-
 /*
  * Spins on atomic loads alone: no call into the library, so no poll point.
  * Under TSan the IPI's handler then runs at one of these loads (TSan takes
@@ -623,10 +618,10 @@ struct bare {
 SC_NOIPA static void
 bare_spin(void *arg)
 {
-	struct bare *b = arg;
+	struct hold *b = arg;
 
 	(void)sc_sched_bind(1);
-	atomic_store(&b->running, 1);
+	atomic_store(&b->holding, 1);
 	while (!atomic_load(&b->release))
 		;
 	SC_BARRIER();
@@ -636,14 +631,14 @@ SC_CHAIN(bare_outer, bare_spin)
 static void
 test_running_no_calls(void **state)
 {
-	struct bare b = { 0 };
+	struct hold b = { 0 };
 	struct sc_thread *td;
 	struct sc_stack st;
 	int i;
 
 	(void)state;
 	td = sc_test_spawn("bare", bare_outer, &b);
-	SC_WAIT_FOR(atomic_load(&b.running));
+	SC_WAIT_FOR(atomic_load(&b.holding));
 	SC_WAIT_STATE(td, SC_TDS_RUNNING, 0);
 	for (i = 0; i < 20; i++) {
 		assert_int_equal(sc_stack_save_td_locked(tp, td, &st), 0);

@@ -249,8 +249,9 @@ snapshot_check(struct sc_kstack *buf)
 	if (error == ETIMEDOUT) {
 		for (i = k = 0; i < n && i < NSNAP; i++)
 			k += buf[i].state == SC_KKST_STATE_RUNNING;
-		STRESS_CHECK(false, "sc_machine_snapshot: ETIMEDOUT after "
-		    "%.1f ms, %d of %zu entries not captured (%s)",
+		stress_fail(__func__, __LINE__, "sc_machine_snapshot: "
+		    "ETIMEDOUT after %.1f ms, %d of %zu entries not captured "
+		    "(%s)",
 		    (double)t0 / 1e6, k, n, k > 0 ? "their CPUs did not "
 		    "answer in time" : "a proc lock was not had in time");
 	}
