@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "sc_internal.h"
+#include "check_var.h"
 #include "sc_futex.h"
 #include "sc_sanitizer.h"
 
@@ -384,8 +385,10 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	if (cfg->hold_lock_across_ipi)
 		cfg->mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
 	/* STACKCAP_SEED replaces cfg.seed: any test replays in
-	 * deterministic mode without a rebuild. */
-	(void)sc__env_seed(&cfg->seed);
+	 * deterministic mode without a rebuild.  Not under sc_check(),
+	 * which gives each run its own. */
+	if (atomic_load(&sc__chk_cur) == NULL)
+		(void)sc__env_seed(&cfg->seed);
 	if ((why = sc_config_check(cfg)) != NULL) {
 		sc_create_why = why;
 		return (EINVAL);

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "sc_internal.h"
+#include "check_var.h"
 #include "sc_futex.h"
 #include "sim_det_var.h"
 
@@ -156,6 +157,9 @@ sc__ds_init(struct sc_machine *m)
 		sc_ds_core_n[ds->ds_core]++;
 	(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 	ds->ds_m = m;
+	/* A machine made inside a run of sc_check() is that run's. */
+	if ((ds->ds_chk = atomic_load(&sc__chk_cur)) != NULL)
+		atomic_fetch_add(&ds->ds_chk->c_machines, 1);
 	sc__ds_choose_init(ds, &m->m_cfg);
 	/* The CPUs wait for the token from the start, each at the first
 	 * point it reaches; the creator holds it.  The CPU pthreads, made

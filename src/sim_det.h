@@ -18,6 +18,8 @@
 #define SC_DS_RUNNING	2
 #define SC_DS_GONE	3		/* a plain pthread that exited */
 
+struct sc_chk;
+
 struct sc_ds_actor {
 	_Atomic uint32_t a_go;		/* (a) futex: 1 while it holds the
 					   token */
@@ -55,6 +57,10 @@ struct sc_ds {
 					   destroy, never zeroed */
 	/* Zeroed at each reuse from here on. */
 	struct sc_machine *ds_m;	/* (c) */
+	struct sc_chk	*ds_chk;	/* (c) the check's guide of this run
+					   (check_var.h), or NULL */
+	int		ds_chk_run;	/* (d) under a check: the holder's
+					   points in a row */
 	uint64_t	ds_rng;		/* (d) the generator's state */
 	uint64_t	ds_step;	/* (d) virtual time, in steps */
 	_Atomic uint64_t ds_seen;	/* (a) ds_step, for the watcher */

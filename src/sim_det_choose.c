@@ -3,6 +3,9 @@
  * run token (sim_det.c has the whole picture).  Two choosers: uniform
  * among the candidates, or PCT (cfg.sim_pct_depth).  Only the holder
  * draws, so the draws of a seed come in the same order at each run.
+ * Under a check (stackcap/check.h) each choice is a decision of the
+ * check's guide (check_var.h), which may take the seeded draw, or a
+ * schedule's, or a fuzzer's byte, and records it.
  *
  * No kernel counterpart.
  */
@@ -10,6 +13,17 @@
 
 #include "sc_internal.h"
 #include "sim_det_var.h"
+#include "check_var.h"
+
+/*
+ * Under a check, the default holder keeps the token for this many points
+ * in a row at most; then the default is the next candidate.  A default
+ * that never switched would starve the other CPUs of a CPU that computes
+ * between points (they run beside it in real mode); one that always
+ * switched would make every stretch of one actor's code cost a deviation
+ * for each of its points.
+ */
+#define SC_DS_CHK_QUANTUM	8
 
 #define SC_DS_PCT_STEPS	10000	/* PCT's k when cfg.sim_pct_steps is 0 */
 /* PCT: the change points' priorities are 0..d-2, the initial above. */
@@ -98,8 +112,8 @@ sc_ds_candidate(const struct sc_ds *ds, int i, int me, bool self)
  * hands the token to one of the others drawn at random, under PCT too,
  * and keeps its priority.
  */
-int
-sc__ds_choose(struct sc_ds *ds, int me, bool waiting)
+static int
+sc_ds_choose_seeded(struct sc_ds *ds, int me, bool waiting)
 {
 	int n, i, best, ncand;
 	bool self;
@@ -132,9 +146,73 @@ sc__ds_choose(struct sc_ds *ds, int me, bool waiting)
 	return (best < 0 ? me : best);
 }
 
-/* Does a CPU take its pending IPIs at this point, or at a later one? */
+/*
+ * Under a check: the candidates as a decision's alternatives, in a fixed
+ * order.  The others from me + 1 on, round the slots; me, if it may go on
+ * (it does not wait), first while its run of points is shorter than the
+ * quantum, else last.  The first is the default.  A decision only where
+ * there are two or more.
+ */
+static int
+sc_ds_choose_chk(struct sc_ds *ds, int me, bool waiting)
+{
+	int order[SC_DS_MAXACTOR], n, k, i, j, drawn, next;
+	uint32_t alt;
+
+	n = atomic_load(&ds->ds_nactor);
+	k = 0;
+	if (!waiting && ds->ds_chk_run < SC_DS_CHK_QUANTUM)
+		order[k++] = me;
+	for (j = 1; j < n; j++) {
+		i = (me + j) % n;
+		if (sc_ds_candidate(ds, i, me, false))
+			order[k++] = i;
+	}
+	if (!waiting && ds->ds_chk_run >= SC_DS_CHK_QUANTUM)
+		order[k++] = me;
+	/* Drawn first as without a check, even with one candidate: a
+	 * seed's draws, and so its run, are the same with a check or
+	 * without (stackcap-demo --scenario NAME --seed S replays what
+	 * the explorer's check found). */
+	next = me;
+	if (ds->ds_chk->c_mode == SC_CHK_DRAW)
+		next = sc_ds_choose_seeded(ds, me, waiting);
+	if (k == 0)
+		return (me);
+	if (k == 1)
+		next = order[0];
+	else {
+		for (drawn = 0; drawn < k - 1 && order[drawn] != next; drawn++)
+			continue;
+		alt = sc__chk_decide(ds->ds_chk, SC_CHK_TOKEN, (uint32_t)k,
+		    (uint32_t)drawn);
+		next = order[alt];
+	}
+	ds->ds_chk_run = next == me ? ds->ds_chk_run + 1 : 0;
+	return (next);
+}
+
+int
+sc__ds_choose(struct sc_ds *ds, int me, bool waiting)
+{
+	if (ds->ds_chk != NULL)
+		return (sc_ds_choose_chk(ds, me, waiting));
+	return (sc_ds_choose_seeded(ds, me, waiting));
+}
+
+/*
+ * Does a CPU take its pending IPIs at this point, or at a later one?
+ * Under a check, a decision: now is the default.
+ */
 bool
 sc__ds_draw_ipi(struct sc_ds *ds)
 {
-	return ((sc_ds_rand(ds) & 1) != 0);
+	uint32_t drawn;
+
+	if (ds->ds_chk == NULL)
+		return ((sc_ds_rand(ds) & 1) != 0);
+	drawn = 0;
+	if (ds->ds_chk->c_mode == SC_CHK_DRAW)
+		drawn = (sc_ds_rand(ds) & 1) != 0 ? 0 : 1;
+	return (sc__chk_decide(ds->ds_chk, SC_CHK_IPI, 2, drawn) == 0);
 }

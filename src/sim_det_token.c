@@ -13,6 +13,7 @@
 #include "sc_internal.h"
 #include "sc_futex.h"
 #include "sim_det_var.h"
+#include "check_var.h"
 
 #define SC_DS_STUCK_NS	(10ull * 1000 * 1000 * 1000)
 
@@ -136,7 +137,10 @@ sc_ds_poll_ipi(struct sc_ds *ds, int me, const struct sc_intr_frame *at)
 
 /*
  * The next point of this actor is a futex wait on uaddr (sc_futex.h).
- * Under the random chooser only: under PCT a waiter's polls hand the token
+ * Under the random chooser, and under a check unless it draws by PCT (a
+ * waiter that would find its word unchanged is no alternative there:
+ * fewer schedules, none lost; a schedule says which it was), only: under
+ * PCT a waiter's polls hand the token
  * to a random actor (sc__ds_choose()), and without them PCT found less
  * (bench_explore: the snapshot body reached its window in 59 of 100 seeds
  * instead of 95 under ULE; no-proc-lock failed in 21 instead of 49 under
@@ -148,7 +152,8 @@ sc__ds_block(_Atomic uint32_t *uaddr, uint32_t val, long timeout_ns)
 	struct sc_ds *ds = sc__ds_mine();
 	struct sc_ds_actor *a;
 
-	if (ds == NULL || sc_ds_inpoint || ds->ds_pct_depth != 0)
+	if (ds == NULL || sc_ds_inpoint || (ds->ds_chk != NULL ?
+	    ds->ds_chk->c_polled : ds->ds_pct_depth != 0))
 		return;
 	a = &ds->ds_actor[sc__ds_idx];
 	a->a_wuaddr = uaddr;
@@ -221,6 +226,8 @@ sc_ds_point1(const struct sc_intr_frame *at, bool waiting)
 	if (!sc__ds_tick(ds) && !sc_ds_inhandler) {
 		/* Let the machine run free rather than spin for ever (not
 		 * from a signal handler: the next point outside one). */
+		if (ds->ds_chk != NULL)
+			atomic_store(&ds->ds_chk->c_livelock, 1);
 		fprintf(stderr, "stackcap: deterministic mode: %ju steps "
 		    "without an end (a livelock?); the machine runs with real "
 		    "concurrency from here on\n", (uintmax_t)ds->ds_step);

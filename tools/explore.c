@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "explore_body.h"
+#include "stackcap/check.h"
 
 #define EXP_BOTH	EXP_SCHED_BOTH
 #define EXP_ULE		EXP_SCHED(SC_SCHED_ULE)
@@ -84,17 +85,6 @@ exp_sched(void)
 	return (cfg.sched);
 }
 
-/* The first KASSERT of a run, and how many fired. */
-static char exp_panic_msg[512];
-static atomic_int exp_panics;
-
-static void
-exp_panic_record(const char *msg)
-{
-	if (atomic_fetch_add(&exp_panics, 1) == 0)
-		snprintf(exp_panic_msg, sizeof(exp_panic_msg), "%s", msg);
-}
-
 /*
  * STACKCAP_SEED would replace every run's seed (machine.c): the explorer
  * owns the seed, so it says that it ignores the variable and drops it.
@@ -113,15 +103,114 @@ exp_own_seed(const char *prog)
 	(void)unsetenv("STACKCAP_SEED");
 }
 
+/* One run of a body under sc_check() (exp_check_body()). */
+struct exp_check {
+	const struct exp_body *b;
+	bool		mistaken;
+	size_t		trace_events;
+	void		(*show)(struct sc_machine *m, void *arg);
+	void		*show_arg;
+	unsigned	stop;		/* EXP_MASK() bits: outcomes that fail */
+	int		outcome;	/* the last run's */
+	int		nreached;
+	int		error;		/* sc_machine_create()'s */
+	char		why[1024];
+};
+
+/*
+ * The body as an sc_check() body: its machine from cfg, its workload;
+ * the run "fails" when its outcome is one the caller stops at.
+ */
+static int
+exp_check_body(const struct sc_machine_config *ccfg, void *arg)
+{
+	struct exp_check *e = arg;
+	const struct exp_body *b = e->b;
+	struct sc_machine_config cfg = *ccfg;
+	struct sc_machine *m;
+
+	cfg.ncpu = b->ncpu;
+	cfg.sim_pct_steps = b->pct_steps;
+	cfg.capture_timeout_ns = EXP_TIMEOUT_NS;
+	cfg.trace_events = e->trace_events;
+	cfg.mistakes = e->mistaken ? b->mistake.mistakes : 0;
+	cfg.protocol = e->mistaken ? b->mistake.protocol : SC_PROTO_IPI;
+	e->why[0] = '\0';
+	if ((e->error = sc_machine_create(&cfg, &m)) != 0)
+		return (-1);
+	atomic_store(&exp_stop, 0);
+	atomic_store(&exp_started, 0);
+	atomic_store(&exp_rdone, 0);
+	e->outcome = b->run(m, e->mistaken, e->why, sizeof(e->why));
+	if (e->outcome == EXP_REACHED)
+		e->nreached++;
+	if (e->show != NULL)
+		e->show(m, e->show_arg);
+	sc_machine_destroy(m);
+	return ((e->stop & EXP_MASK(e->outcome)) != 0);
+}
+
+/*
+ * sc_check() over seeds first.. (runs of them) for b: the first run
+ * whose outcome is in e->stop, or a KASSERT (EXP_BROKEN).  Fills f.
+ */
+static int
+exp_check(struct exp_check *e, uint64_t first, int runs, int pct,
+    struct exp_found *f, char *why, size_t len)
+{
+	struct sc_check_config cc;
+	struct sc_check_result res;
+	int error;
+
+	memset(f, 0, sizeof(*f));
+	e->mistaken = e->mistaken && exp_has_mistake(e->b);
+	e->error = 0;
+	sc_check_config_init(&cc);
+	cc.strategy = pct > 0 ? SC_CHECK_PCT : SC_CHECK_RANDOM;
+	cc.pct_depth = pct > 0 ? pct : 3;
+	cc.pct_steps = e->b->pct_steps;
+	cc.first_seed = first;
+	cc.runs = (uint64_t)runs;
+	cc.shrink = 0;
+	error = sc_check(&cc, exp_check_body, e, &res);
+	f->nrun = (int)res.runs;
+	f->nreached = e->nreached;
+	if (e->error != 0) {
+		snprintf(why, len, "sc_machine_create: %s", sc_errname(
+		    e->error));
+		error = e->error;
+	} else if (error != 0)
+		snprintf(why, len, "%s", res.why);
+	else if (res.failed) {
+		f->seed = res.seed;
+		/* A KASSERT breaks every invariant. */
+		if (strncmp(res.why, "KASSERT", 7) == 0) {
+			f->outcome = EXP_BROKEN;
+			snprintf(why, len, "%s%s%s%s", res.why, e->why[0] !=
+			    '\0' ? "\n(then: " : "", e->why, e->why[0] !=
+			    '\0' ? ")" : "");
+		} else {
+			f->outcome = e->outcome;
+			snprintf(why, len, "%s", e->why);
+		}
+	} else {
+		f->outcome = e->outcome;
+		snprintf(why, len, "%s", e->why);
+	}
+	sc_check_result_free(&res);
+	return (error);
+}
+
 int
 exp_run(const struct exp_body *b, uint64_t seed, int pct, bool mistaken,
     size_t trace_events, void (*show)(struct sc_machine *m, void *arg),
     void *arg, int *outcome, char *why, size_t len)
 {
-	struct sc_machine_config cfg;
-	struct sc_machine *m;
+	struct exp_check e = { .b = b, .mistaken = mistaken,
+	    .trace_events = trace_events, .show = show, .show_arg = arg,
+	    .stop = EXP_MASK(EXP_BROKEN) };
+	struct exp_found f;
 	const char *v = getenv("STACKCAP_SEED");
-	char body[512];
 	int error;
 
 	*outcome = EXP_HELD;
@@ -132,68 +221,23 @@ exp_run(const struct exp_body *b, uint64_t seed, int pct, bool mistaken,
 		    "exp_own_seed() first");
 		return (EINVAL);
 	}
-	mistaken = mistaken && exp_has_mistake(b);
-	sc_machine_config_init(&cfg);
-	cfg.ncpu = b->ncpu;
-	cfg.seed = seed;
-	cfg.sim_pct_depth = pct;
-	cfg.sim_pct_steps = b->pct_steps;
-	cfg.capture_timeout_ns = EXP_TIMEOUT_NS;
-	cfg.trace_events = trace_events;
-	cfg.mistakes = mistaken ? b->mistake.mistakes : 0;
-	cfg.protocol = mistaken ? b->mistake.protocol : SC_PROTO_IPI;
-	if ((error = sc_machine_create(&cfg, &m)) != 0)
-		return (error);
-	atomic_store(&exp_stop, 0);
-	atomic_store(&exp_started, 0);
-	atomic_store(&exp_rdone, 0);
-	atomic_store(&exp_panics, 0);
-	exp_panic_msg[0] = '\0';
-	body[0] = '\0';
-	/* A KASSERT breaks every invariant.  From a plain pthread the
-	 * failing call returns EINVAL; a simulated thread is parked. */
-	sc_set_panic_handler(exp_panic_record);
-	*outcome = b->run(m, mistaken, body, sizeof(body));
-	if (atomic_load(&exp_panics) != 0) {
-		snprintf(why, len, "KASSERT: %s%s%s", exp_panic_msg,
-		    body[0] != '\0' ? "\n(then: " : "", body[0] != '\0' ?
-		    body : "");
-		if (body[0] != '\0')
-			snprintf(why + strlen(why), len - strlen(why), ")");
-		*outcome = EXP_BROKEN;
-	} else
-		snprintf(why, len, "%s", body);
-	if (show != NULL)
-		show(m, arg);
-	sc_machine_destroy(m);
-	sc_set_panic_handler(NULL);
-	return (0);
+	error = exp_check(&e, seed, 1, pct, &f, why, len);
+	*outcome = f.outcome;
+	return (error);
 }
 
 int
 exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
     bool mistaken, unsigned stop, struct exp_found *f)
 {
+	struct exp_check e = { .b = b, .mistaken = mistaken, .stop = stop };
 	char why[1024];
-	uint64_t seed;
-	int error, outcome;
+	int error;
 
-	memset(f, 0, sizeof(*f));
-	for (seed = first; f->nrun < runs; seed++) {
-		f->nrun++;
-		error = exp_run(b, seed, pct, mistaken, 0, NULL, NULL,
-		    &outcome, why, sizeof(why));
-		if (error != 0)
-			return (error);
-		if (outcome == EXP_REACHED)
-			f->nreached++;
-		if ((stop & EXP_MASK(outcome)) != 0) {
-			f->seed = seed;
-			f->outcome = outcome;
-			return (0);
-		}
-	}
-	return (0);
+	error = exp_check(&e, first, runs, pct, f, why, sizeof(why));
+	if (f->seed == 0)
+		f->outcome = EXP_HELD;
+	return (error);
 }
 
 void
