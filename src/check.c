@@ -270,10 +270,9 @@ sc__chk_keep(struct sc_chk_ctx *x)
  * there is none: the bound is covered.
  */
 static bool
-sc_chk_dfs_next(struct sc_chk_ctx *x, int bound, struct sc_chk_dec **list,
+sc_chk_dfs_next(const struct sc_chk *c, int bound, struct sc_chk_dec *list,
     size_t *nlist)
 {
-	const struct sc_chk *c = &x->x_c;
 	uint64_t i, cost, best;
 	size_t k;
 	uint32_t alt, n;
@@ -294,11 +293,44 @@ sc_chk_dfs_next(struct sc_chk_ctx *x, int bound, struct sc_chk_dec **list,
 	if (!found)
 		return (false);
 	for (k = 0; k < c->c_nout && c->c_out[k].d_idx < best; k++)
-		(*list)[k] = c->c_out[k];
-	(*list)[k].d_idx = best;
-	(*list)[k].d_alt = (c->c_trail[best] & 0xffff) + 1;
+		list[k] = c->c_out[k];
+	list[k].d_idx = best;
+	list[k].d_alt = (c->c_trail[best] & 0xffff) + 1;
 	*nlist = k + 1;
 	return (true);
+}
+
+int
+sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint64_t maxruns,
+    uint64_t *runs, bool *failed, bool *complete)
+{
+	struct sc_chk_dec *list;
+	size_t nlist = 0;
+	int error = 0;
+
+	*failed = *complete = false;
+	if ((list = malloc(x->x_c.c_cap * sizeof(*list))) == NULL) {
+		snprintf(x->x_why, sizeof(x->x_why), "no memory");
+		return (ENOMEM);
+	}
+	while (maxruns == 0 || *runs < maxruns) {
+		error = sc__chk_run_list(x, list, nlist, true, failed);
+		(*runs)++;
+		if (error == 0 && x->x_c.c_diverged) {
+			snprintf(x->x_why, sizeof(x->x_why), "DFS: a run did not "
+			    "repeat its prefix (decision %" PRIu64 "): the body "
+			    "is not deterministic", x->x_c.c_div_idx);
+			error = EINVAL;
+		}
+		if (error != 0 || *failed)
+			break;
+		if (!sc_chk_dfs_next(&x->x_c, bound, list, &nlist)) {
+			*complete = true;
+			break;
+		}
+	}
+	free(list);
+	return (error);
 }
 
 /* res from the failing run x keeps, shrunk if cc says so. */
@@ -360,10 +392,8 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
     struct sc_check_result *res)
 {
 	struct sc_chk_ctx x;
-	struct sc_chk_dec *list = NULL;
-	size_t nlist = 0;
 	const char *why, *env;
-	bool failed;
+	bool failed, complete;
 	int error;
 
 	if (res == NULL)
@@ -391,54 +421,36 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 		sc_chk_end(&x);
 		return (error);
 	}
-	if (cc->strategy == SC_CHECK_DFS &&
-	    (list = malloc(cc->max_decisions * sizeof(*list))) == NULL) {
-		sc_chk_end(&x);
-		snprintf(res->why, sizeof(res->why), "no memory");
-		return (ENOMEM);
-	}
-	error = 0;
-	for (;;) {
-		if (cc->runs != 0 && res->runs >= cc->runs)
-			break;
-		if (cc->strategy == SC_CHECK_DFS) {
-			error = sc__chk_run_list(&x, list, nlist, true,
-			    &failed);
-			if (error == 0 && x.x_c.c_diverged) {
-				snprintf(x.x_why, sizeof(x.x_why), "DFS: a run "
-				    "did not repeat its prefix (decision %" PRIu64
-				    "): the body is not deterministic",
-				    x.x_c.c_div_idx);
-				error = EINVAL;
-			}
-		} else {
+	if (cc->strategy == SC_CHECK_DFS) {
+		error = sc__chk_dfs(&x, cc->preemption_bound, cc->runs,
+		    &res->runs, &failed, &complete);
+		res->complete = complete;
+		res->max_decisions_seen = x.x_c.c_ndec;
+		if (error == 0 && failed && (error = sc__chk_keep(&x)) == 0)
+			error = sc_chk_report(&x, cc, res);
+	} else {
+		for (error = 0; res->runs < cc->runs; ) {
 			res->seed = cc->first_seed + res->runs;
 			x.x_c.c_mode = SC_CHK_DRAW;
 			x.x_c.c_polled = cc->strategy == SC_CHECK_PCT;
 			error = sc_chk_run(&x, res->seed, cc->strategy ==
 			    SC_CHECK_PCT ? cc->pct_depth : 0, &failed);
-		}
-		res->runs++;
-		if (error != 0)
-			break;
-		if (x.x_c.c_ndec > res->max_decisions_seen)
-			res->max_decisions_seen = x.x_c.c_ndec;
-		if (failed) {
-			if ((error = sc__chk_keep(&x)) == 0)
-				error = sc_chk_report(&x, cc, res);
-			break;
-		}
-		if (cc->strategy == SC_CHECK_DFS && !sc_chk_dfs_next(&x,
-		    cc->preemption_bound, &list, &nlist)) {
-			res->complete = 1;
-			break;
+			res->runs++;
+			if (error != 0)
+				break;
+			if (x.x_c.c_ndec > res->max_decisions_seen)
+				res->max_decisions_seen = x.x_c.c_ndec;
+			if (failed) {
+				if ((error = sc__chk_keep(&x)) == 0)
+					error = sc_chk_report(&x, cc, res);
+				break;
+			}
 		}
 	}
 	if (error != 0 && !res->failed)
 		snprintf(res->why, sizeof(res->why), "%s", x.x_why);
 	if (!res->failed && cc->strategy != SC_CHECK_DFS)
 		res->seed = 0;
-	free(list);
 	sc_chk_end(&x);
 	snprintf(sc_chk_why, sizeof(sc_chk_why), "%s", res->why);
 	return (error);

@@ -94,7 +94,7 @@ int
 sc__chk_parse(const char *s, int *sched, bool *polled, uint64_t *ndec,
     uint64_t *fp, struct sc_chk_dec **dp, size_t *np, char *why, size_t len)
 {
-	const char *p = s, *q;
+	const char *p = s, *q, *g;
 	struct sc_chk_dec *d;
 	uint64_t gap, alt, idx;
 	size_t n, cap;
@@ -142,22 +142,23 @@ sc__chk_parse(const char *s, int *sched, bool *polled, uint64_t *ndec,
 			return (sc_chk_bad(s, p, "'+' (the next decision)",
 			    why, len));
 		}
-		p++;
+		g = q = ++p;
 		if (!sc_chk_num(&p, &gap) || gap == 0 || *p != '.') {
 			free(d);
-			return (sc_chk_bad(s, p, "a gap of 1 or more, then '.'",
+			return (sc_chk_bad(s, q, "a gap of 1 or more, then '.'",
 			    why, len));
 		}
-		p++;
-		if (!sc_chk_num(&p, &alt) || alt == 0 || alt > 0xffff) {
+		q = ++p;
+		if (!sc_chk_num(&p, &alt) || alt == 0 || alt > 0xffff ||
+		    (*p != '+' && *p != '\0')) {
 			free(d);
-			return (sc_chk_bad(s, p, "an alternative in 1..65535",
-			    why, len));
+			return (sc_chk_bad(s, q, "an alternative in 1..65535, "
+			    "then '+' or the end", why, len));
 		}
 		idx += gap;
 		if (idx >= *ndec) {
 			free(d);
-			return (sc_chk_bad(s, p, "a decision before the count "
+			return (sc_chk_bad(s, g, "a decision before the count "
 			    "of decisions", why, len));
 		}
 		d[n].d_idx = idx;

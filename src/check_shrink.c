@@ -1,12 +1,17 @@
 /*
  * Systematic testing: the shrinker (check_var.h).  From a failing
- * schedule, a shorter one that fails the same way: delta debugging
- * (Zeller and Hildebrandt, "Simplifying and Isolating Failure-Inducing
- * Input", TSE 2002) over the decisions that are not the default, then
- * each remaining alternative lowered.  A trial drops or lowers entries
- * and runs; the decisions after a changed one may fall elsewhere, so a
- * trial that fails is kept as the run recorded it, not as asked.  Better
- * is fewer deviations, then fewer decisions.
+ * schedule, a shorter one that fails the same way, in four passes: the
+ * shortest prefix of its deviations that still fails (the rest
+ * default); delta debugging (Zeller and Hildebrandt, "Simplifying and
+ * Isolating Failure-Inducing Input", TSE 2002) over the deviations that
+ * remain; each alternative lowered; then DFS from the default schedule
+ * with bounds 1, 2, 3 below what is left, which finds a schedule with
+ * the fewest deviations if one is within the budget.  A trial drops or
+ * lowers entries and runs; the decisions after a changed one may fall
+ * elsewhere (one deviation less, and the run goes another way), so a
+ * trial that fails is kept as the run recorded it, not as asked, and
+ * removing one deviation often takes others with it, or brings new ones.
+ * Better is fewer deviations, then fewer decisions.
  *
  * No kernel counterpart.
  */
@@ -39,8 +44,9 @@ sc__chk_shrink(struct sc_chk_ctx *x, uint64_t budget)
 {
 	struct sc_chk_dec *t;
 	uint64_t runs = 0;
-	size_t gran = 2, chunk, start, n, i, k;
-	bool kept;
+	size_t gran = 2, chunk, start, n, i, k, lo, hi, mid;
+	bool kept, failed, complete;
+	int bound;
 
 	/* A kept list has no more entries than deviations (each at least
 	 * 1), and no more deviations than the first. */
@@ -48,6 +54,18 @@ sc__chk_shrink(struct sc_chk_ctx *x, uint64_t budget)
 	    sizeof(*t));
 	if (t == NULL)
 		return (0);
+	/* The shortest prefix that fails: fewer is never worse. */
+	lo = 0;
+	hi = x->x_nfail;
+	while (lo < hi && runs < budget) {
+		mid = lo + (hi - lo) / 2;
+		memcpy(t, x->x_fail, mid * sizeof(*t));
+		runs++;
+		if (sc_chk_try(x, t, mid))
+			hi = x->x_nfail < mid ? x->x_nfail : mid;
+		else
+			lo = mid + 1;
+	}
 	/* ddmin: drop chunks of 1/gran of the list. */
 	while (x->x_nfail != 0 && runs < budget) {
 		n = x->x_nfail;
@@ -82,5 +100,16 @@ sc__chk_shrink(struct sc_chk_ctx *x, uint64_t budget)
 			i = (size_t)-1;		/* from the start again */
 	}
 	free(t);
+	/* Fewer deviations than are left, by DFS. */
+	for (bound = 1; bound <= 3 && runs < budget &&
+	    bound < sc__chk_cost(x->x_fail, x->x_nfail); bound++) {
+		if (sc__chk_dfs(x, bound, budget, &runs, &failed,
+		    &complete) != 0)
+			break;
+		if (failed && x->x_kind == x->x_fail_kind) {
+			(void)sc__chk_keep(x);
+			break;
+		}
+	}
 	return (runs);
 }

@@ -103,25 +103,7 @@ exp_own_seed(const char *prog)
 	(void)unsetenv("STACKCAP_SEED");
 }
 
-/* One run of a body under sc_check() (exp_check_body()). */
-struct exp_check {
-	const struct exp_body *b;
-	bool		mistaken;
-	size_t		trace_events;
-	void		(*show)(struct sc_machine *m, void *arg);
-	void		*show_arg;
-	unsigned	stop;		/* EXP_MASK() bits: outcomes that fail */
-	int		outcome;	/* the last run's */
-	int		nreached;
-	int		error;		/* sc_machine_create()'s */
-	char		why[1024];
-};
-
-/*
- * The body as an sc_check() body: its machine from cfg, its workload;
- * the run "fails" when its outcome is one the caller stops at.
- */
-static int
+int
 exp_check_body(const struct sc_machine_config *ccfg, void *arg)
 {
 	struct exp_check *e = arg;

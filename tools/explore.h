@@ -116,6 +116,28 @@ struct exp_found {
 int	exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
 	    bool mistaken, unsigned stop, struct exp_found *f);
 
+/* One run of a body under sc_check(): exp_check_body()'s arg. */
+struct exp_check {
+	const struct exp_body *b;
+	bool		mistaken;	/* its mistake on */
+	size_t		trace_events;	/* cfg.trace_events */
+	void		(*show)(struct sc_machine *m, void *arg); /* or NULL */
+	void		*show_arg;
+	unsigned	stop;		/* EXP_MASK() bits: outcomes that fail
+					   the run */
+	int		outcome;	/* the last run's */
+	int		nreached;	/* runs that gave EXP_REACHED */
+	int		error;		/* sc_machine_create()'s, or 0 */
+	char		why[1024];	/* the last run's why */
+};
+
+/*
+ * An explorer body as an sc_check() body (stackcap/check.h): its machine
+ * from cfg, its workload, and the run fails when its outcome is in
+ * e->stop (a KASSERT fails it too).  arg: a struct exp_check.
+ */
+int	exp_check_body(const struct sc_machine_config *cfg, void *arg);
+
 /*
  * The command that replays one run: "STACKCAP_SCHED=ule|4bsd stackcap-demo
  * --scenario NAME --seed S [--pct D] [--mistake on|off]", whatever the
