@@ -44,7 +44,7 @@ sc_check_config_init(struct sc_check_config *cc)
 	cc->preemption_bound = 2;
 	cc->first_seed = 1;
 	cc->shrink = 1;
-	cc->shrink_runs = 400;
+	cc->shrink_runs = 1000;
 	cc->sched = -1;
 	cc->max_decisions = (size_t)1 << 20;
 }
@@ -317,9 +317,9 @@ sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint64_t maxruns,
 		error = sc__chk_run_list(x, list, nlist, true, failed);
 		(*runs)++;
 		if (error == 0 && x->x_c.c_diverged) {
-			snprintf(x->x_why, sizeof(x->x_why), "DFS: a run did not "
-			    "repeat its prefix (decision %" PRIu64 "): the body "
-			    "is not deterministic", x->x_c.c_div_idx);
+			snprintf(x->x_why, sizeof(x->x_why), "DFS: a run did "
+			    "not repeat its prefix (decision %" PRIu64 "): the "
+			    "body is not deterministic", x->x_c.c_div_idx);
 			error = EINVAL;
 		}
 		if (error != 0 || *failed)
@@ -482,9 +482,9 @@ sc_chk_replay1(struct sc_chk_ctx *x, const char *s, char *why, size_t len)
 	}
 	if (x->x_c.c_diverged)
 		snprintf(why, len, "the run diverged from the schedule at "
-		    "decision %" PRIu64 ": it had %u alternatives, the schedule "
-		    "takes the %u-th; the schedule was recorded for another "
-		    "body, build or config", x->x_c.c_div_idx, x->x_c.c_div_n,
+		    "decision %" PRIu64 ": it had %u alternatives, the "
+		    "schedule takes the %u-th; the schedule was recorded for "
+		    "another body, build or config", x->x_c.c_div_idx, x->x_c.c_div_n,
 		    x->x_c.c_div_alt);
 	else if (x->x_c.c_ndec != ndec || x->x_c.c_fp != fp)
 		snprintf(why, len, "the run diverged from the schedule: it "

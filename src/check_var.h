@@ -104,7 +104,8 @@ bool	sc__chk_panic(const char *msg);
 char	*sc__chk_format(int sched, bool polled, uint64_t ndec, uint64_t fp,
 	    const struct sc_chk_dec *d, size_t n);
 /*
- * Parse s.  Fills *sched, *polled, *ndec, *fp and a malloc()ed *d of *n entries.
+ * Parse s.  Fills *sched, *polled, *ndec, *fp and a malloc()ed *d of *n
+ * entries.
  * Returns 0, or EINVAL with why[] saying where, ENOMEM.
  */
 int	sc__chk_parse(const char *s, int *sched, bool *polled, uint64_t *ndec,

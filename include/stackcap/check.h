@@ -69,7 +69,8 @@ struct sc_check_config {
 					   (never 0); default 1.  Shards of a
 					   campaign take disjoint ranges */
 	int		shrink;		/* shrink a failing schedule; default 1 */
-	uint64_t	shrink_runs;	/* the shrinker's most runs; default 400 */
+	uint64_t	shrink_runs;	/* the shrinker's most runs; default
+					   1000 */
 	int		sched;		/* SC_SCHED_ULE or SC_SCHED_4BSD; -1
 					   (default): the machine's default,
 					   STACKCAP_SCHED */
@@ -86,7 +87,8 @@ struct sc_check_result {
 	int		failed;		/* a run failed: why, schedule */
 	int		complete;	/* DFS: every schedule within the bound
 					   ran (the search is exhaustive) */
-	uint64_t	seed;		/* RANDOM, PCT: the failing run's seed */
+	uint64_t	seed;		/* RANDOM, PCT: the failing run's
+					   seed */
 	char		*schedule;	/* the failing run's schedule, shrunk if
 					   cc.shrink; NULL if none */
 	char		*schedule_orig;	/* before shrinking; NULL if none */
