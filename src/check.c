@@ -484,8 +484,8 @@ sc_chk_replay1(struct sc_chk_ctx *x, const char *s, char *why, size_t len)
 		snprintf(why, len, "the run diverged from the schedule at "
 		    "decision %" PRIu64 ": it had %u alternatives, the "
 		    "schedule takes the %u-th; the schedule was recorded for "
-		    "another body, build or config", x->x_c.c_div_idx, x->x_c.c_div_n,
-		    x->x_c.c_div_alt);
+		    "another body, build or config", x->x_c.c_div_idx,
+		    x->x_c.c_div_n, x->x_c.c_div_alt);
 	else if (x->x_c.c_ndec != ndec || x->x_c.c_fp != fp)
 		snprintf(why, len, "the run diverged from the schedule: it "
 		    "made %" PRIu64 " decisions (shape %016" PRIx64 "), the "

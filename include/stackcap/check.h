@@ -68,7 +68,8 @@ struct sc_check_config {
 					   first_seed, first_seed + 1, ...
 					   (never 0); default 1.  Shards of a
 					   campaign take disjoint ranges */
-	int		shrink;		/* shrink a failing schedule; default 1 */
+	int		shrink;		/* shrink a failing schedule;
+					   default 1 */
 	uint64_t	shrink_runs;	/* the shrinker's most runs; default
 					   1000 */
 	int		sched;		/* SC_SCHED_ULE or SC_SCHED_4BSD; -1
