@@ -8,9 +8,10 @@
  * the run made; the fingerprint of their shape; the decisions that are
  * not the default, each as the gap from the previous one's index (the
  * first's from -1) and its alternative: here decision 36 took
- * alternative 1 and decision 45 alternative 2.  A schedule names no address and no time: it stays
- * good across a rebuild as long as the run makes the same decisions, the
- * same body on the same library's scheduling points (docs/check.md).
+ * alternative 1 and decision 45 alternative 2.  A schedule names no
+ * address and no time: it stays good across a rebuild as long as the run
+ * makes the same decisions, the same body on the same library's
+ * scheduling points (docs/check.md).
  *
  * No kernel counterpart.
  */
