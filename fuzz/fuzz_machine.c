@@ -1,8 +1,12 @@
 /*
  * libFuzzer harness for the whole machine, in deterministic mode.
  *
- * The input is a machine and a sequence of operations; the seed in it
- * fixes every interleaving, so a finding replays from its input.  After
+ * The input is a machine, a sequence of operations, and the scheduling
+ * choices: the harness is a body of sc_check_fuzz() (stackcap/check.h),
+ * which takes every choice of the deterministic machine from the bytes
+ * after the operations, so that libFuzzer's coverage guidance explores
+ * interleavings as it explores operations, and a finding replays from its
+ * input (or from the schedule sc_check_fuzz() prints).  After
  * each operation the invariants are checked, and a broken one aborts:
  * - a capture that returns 0 holds its target's own call chain and no
  *   other thread's (fm_chain0..2 tell them apart), and the thread is the
@@ -12,16 +16,18 @@
  * - at the end, the counters agree with the operations (exits, and the
  *   structs allocated or reused against the threads created);
  * - no wait of the harness passes its bound of steps (no hang).
- * A KASSERT aborts too: the harness never misuses the API on purpose.
+ * A KASSERT aborts too (sc_check_fuzz() reports it as the run's failure):
+ * the harness never misuses the API on purpose.
  *
  * Input layout:
  *   0      u8   flags: bit 7 enables the mistakes of bits 0-1:
  *               bit 0 SC_MISTAKE_HOLD_THREAD_LOCK, bit 1
  *               SC_MISTAKE_NO_PROC_LOCK (ignored when the environment
- *               has FM_FINAL); bit 6 PCT (depth 3)
+ *               has FM_FINAL)
  *   1      u8   CPUs: 1 + b % 3
- *   2      u64  the seed (0 becomes 1), little-endian
- *   10     then {u8 op, u8 arg} pairs, at most MAX_OPS
+ *   2      u8   n: the operations, b % (MAX_OPS + 1)
+ *   3      then n {u8 op, u8 arg} pairs (fewer if the input ends)
+ *   3 + 2n then the scheduling choices, a byte each (sc_check_fuzz())
  *
  * The operations (op % NOPS; t = arg % MAX_THREADS, a slot):
  *   CREATE    a thread in slot t, in chain arg % 3, if the slot is free
@@ -47,12 +53,13 @@
 #include <string.h>
 
 #include "stackcap.h"
+#include "stackcap/check.h"
 #include "stackcap/testing.h"
 
 #define MAX_THREADS	6
 #define MAX_OPS		48
 #define WAIT_STEPS	100000
-#define HDR		10
+#define HDR		3
 
 enum { OP_CREATE, OP_SLEEP, OP_WAKE, OP_EXIT, OP_CAPTURE, OP_SIMCAP,
 	OP_SWAPOUT, OP_SWAPIN, OP_YIELD, OP_KSTACK, NOPS };
@@ -442,26 +449,24 @@ fm_op(int op, int arg)
 			fm_check_simcap(&fm.slot[i]);
 }
 
-int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* The operations part of an input, for fm_run(). */
+struct fm_input {
+	const uint8_t	*data;
+	size_t		nops;
+};
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The run: a body of sc_check_fuzz(), its machine from cfg. */
+static int
+fm_run(const struct sc_machine_config *ccfg, void *arg)
 {
-	struct sc_machine_config cfg;
+	const struct fm_input *in = arg;
+	const uint8_t *data = in->data;
+	struct sc_machine_config cfg = *ccfg;
 	struct sc_counters c;
-	uint64_t seed = 0;
 	size_t i;
-	int error;
 
-	if (size < HDR)
-		return (0);
 	memset(&fm, 0, sizeof(fm));
-	sc_machine_config_init(&cfg);
 	cfg.ncpu = 1 + data[1] % 3;
-	for (i = 0; i < 8; i++)
-		seed |= (uint64_t)data[2 + i] << (8 * i);
-	cfg.seed = seed != 0 ? seed : 1;
-	cfg.sim_pct_depth = (data[0] & 0x40) != 0 ? 3 : 0;
 	cfg.capture_timeout_ns = 20L * 1000 * 1000;
 	if (getenv("FM_TRACE") != NULL)
 		cfg.trace_events = 1 << 16;
@@ -473,13 +478,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cfg.mistakes |= SC_MISTAKE_NO_PROC_LOCK;
 	}
 	fm.no_proc_lock = (cfg.mistakes & SC_MISTAKE_NO_PROC_LOCK) != 0;
-	if ((error = sc_machine_create(&cfg, &fm.m)) != 0)
+	if (sc_machine_create(&cfg, &fm.m) != 0)
 		fm_fail("sc_machine_create");
 	for (i = 0; i < 3; i++)
 		if (sc_proc_create(fm.m, "fz", &fm.procs[i]) != 0)
 			fm_fail("sc_proc_create");
-	for (i = HDR; i + 1 < size && (i - HDR) / 2 < MAX_OPS; i += 2)
-		fm_op(data[i] % NOPS, data[i + 1]);
+	for (i = 0; i < in->nops; i++)
+		fm_op(data[HDR + 2 * i] % NOPS, data[HDR + 2 * i + 1]);
 	for (i = 0; i < MAX_THREADS; i++)
 		if (fm.slot[i].td != NULL)
 			fm_op(OP_EXIT, (int)i);
@@ -490,5 +495,32 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (uint64_t)cfg.ncpu)
 		fm_fail("counters: thread structs against threads created");
 	sc_machine_destroy(fm.m);
+	return (0);
+}
+
+int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fm_input in;
+	size_t sched;
+	int rc;
+
+	if (size < HDR)
+		return (0);
+	in.data = data;
+	in.nops = data[2] % (MAX_OPS + 1);
+	if (in.nops > (size - HDR) / 2)
+		in.nops = (size - HDR) / 2;
+	sched = HDR + 2 * in.nops;
+	rc = sc_check_fuzz(data + sched, size - sched, fm_run, &in);
+	if (rc == SC_CHECK_FAILED)
+		abort();	/* sc_check_fuzz() said why, and the schedule */
+	if (rc != 0) {
+		fprintf(stderr, "fuzz_machine: sc_check_fuzz: %s\n",
+		    sc_check_why());
+		abort();
+	}
 	return (0);
 }

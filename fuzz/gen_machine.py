@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
 """Seed corpus for fuzz_machine (fuzz/corpus/machine/): short programs of
 the whole machine, with no mistake enabled (the final protocol must pass
-every one).  Layout: flags, ncpu, u64 seed, then (op, arg) pairs; see
+every one).  Layout: flags, ncpu, the count of operations, the (op, arg)
+pairs, then the scheduling choices, a byte each (sc_check_fuzz()); see
 fuzz_machine.c.  Deterministic: the same files every run."""
 import os
 import random
-import struct
 
 OPS = ["CREATE", "SLEEP", "WAKE", "EXIT", "CAPTURE", "SIMCAP", "SWAPOUT",
        "SWAPIN", "YIELD", "KSTACK"]
 
 
-def prog(flags, ncpu, seed, ops):
-    b = bytes([flags, ncpu]) + struct.pack("<Q", seed)
+def prog(flags, ncpu, choices, ops):
+    b = bytes([flags, ncpu, len(ops)])
     for op, arg in ops:
         b += bytes([OPS.index(op), arg & 0xff])
-    return b
+    return b + choices
 
 
 def main():
@@ -41,18 +41,19 @@ def main():
                      ("CAPTURE", 1), ("KSTACK", 129), ("SWAPOUT", 2),
                      ("KSTACK", 130), ("EXIT", 1), ("KSTACK", 128)],
     }
+    rnd = random.Random(11)
     for i, (name, ops) in enumerate(sorted(hand.items())):
         for ncpu in (0, 1, 2):
+            # The default schedule for one CPU, choices for the others.
+            choices = bytes(rnd.randrange(256) for _ in range(64 * ncpu))
             with open(os.path.join(out, "%s-%d" % (name, ncpu + 1)),
                       "wb") as f:
-                f.write(prog(0, ncpu, 1000 + i, ops))
-    rnd = random.Random(11)
+                f.write(prog(0, ncpu, choices, ops))
     for i in range(12):
         ops = [(rnd.choice(OPS), rnd.randrange(256)) for _ in range(24)]
-        flags = 0x40 if i % 3 == 0 else 0
+        choices = bytes(rnd.randrange(256) for _ in range(256))
         with open(os.path.join(out, "random-%02d" % i), "wb") as f:
-            f.write(prog(flags, rnd.randrange(3), rnd.randrange(1, 1 << 32),
-                         ops))
+            f.write(prog(0, rnd.randrange(3), choices, ops))
 
 
 if __name__ == "__main__":
