@@ -302,7 +302,7 @@ sc_chk_dfs_next(const struct sc_chk *c, int bound, struct sc_chk_dec *list,
 
 int
 sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint64_t maxruns,
-    uint64_t *runs, bool *failed, bool *complete)
+    uint64_t deadline, uint64_t *runs, bool *failed, bool *complete)
 {
 	struct sc_chk_dec *list;
 	size_t nlist = 0;
@@ -314,6 +314,8 @@ sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint64_t maxruns,
 		return (ENOMEM);
 	}
 	while (maxruns == 0 || *runs < maxruns) {
+		if (deadline != 0 && sc_now_ns() > deadline)
+			break;
 		error = sc__chk_run_list(x, list, nlist, true, failed);
 		(*runs)++;
 		if (error == 0 && x->x_c.c_diverged) {
@@ -393,8 +395,9 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 {
 	struct sc_chk_ctx x;
 	const char *why, *env;
-	bool failed, complete;
-	int error;
+	uint64_t deadline;
+	bool failed = false, complete = false;
+	int error, bound;
 
 	if (res == NULL)
 		return (EINVAL);
@@ -415,6 +418,8 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 	x.x_body = body;
 	x.x_arg = arg;
 	x.x_cfg.sim_pct_steps = cc->pct_steps;
+	deadline = cc->time_limit_ns != 0 ? sc_now_ns() + cc->time_limit_ns :
+	    0;
 	env = getenv("STACKCAP_SCHEDULE");
 	if (env != NULL && *env != '\0') {
 		error = sc_chk_env_replay(&x, env, res);
@@ -422,14 +427,25 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 		return (error);
 	}
 	if (cc->strategy == SC_CHECK_DFS) {
-		error = sc__chk_dfs(&x, cc->preemption_bound, cc->runs,
-		    &res->runs, &failed, &complete);
+		/* Iterative deepening (CHESS's iterative context bounding):
+		 * every schedule of 0 deviations, then of at most 1, ...: a
+		 * failure found has the fewest deviations there are.  Each
+		 * pass runs the cheaper schedules again (it needs their
+		 * decisions to branch from them): a few runs more, counted. */
+		for (bound = 0; bound <= cc->preemption_bound; bound++) {
+			error = sc__chk_dfs(&x, bound, cc->runs, deadline,
+			    &res->runs, &failed, &complete);
+			if (error != 0 || failed || !complete)
+				break;
+		}
 		res->complete = complete;
 		res->max_decisions_seen = x.x_c.c_ndec;
 		if (error == 0 && failed && (error = sc__chk_keep(&x)) == 0)
 			error = sc_chk_report(&x, cc, res);
 	} else {
 		for (error = 0; res->runs < cc->runs; ) {
+			if (deadline != 0 && sc_now_ns() > deadline)
+				break;
 			res->seed = cc->first_seed + res->runs;
 			x.x_c.c_mode = SC_CHK_DRAW;
 			x.x_c.c_polled = cc->strategy == SC_CHECK_PCT;

@@ -48,7 +48,8 @@ enum {
 	SC_CHECK_PCT = 1,	/* PCT of depth pct_depth (Burckhardt et al.,
 				   ASPLOS 2010) */
 	SC_CHECK_DFS = 2	/* every schedule within preemption_bound,
-				   in depth-first order */
+				   depth first, by iterative deepening:
+				   all with 0 deviations, then 1, ... */
 };
 
 /*
@@ -78,7 +79,9 @@ struct sc_check_config {
 	size_t		max_decisions;	/* the most choices a run may make
 					   (each costs 12 bytes, taken once);
 					   default 1 << 20 */
-	uint64_t	reserved[8];
+	uint64_t	time_limit_ns;	/* stop the search (not a run) after
+					   this long; 0 (default): no limit */
+	uint64_t	reserved[7];
 };
 
 /* What sc_check() found.  Free with sc_check_result_free(). */
