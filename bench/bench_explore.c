@@ -120,7 +120,7 @@ main(int argc, char **argv)
 			    i < nsearch; i++) {
 				error = exp_search(b, 1 + (uint64_t)i * MAXRUNS,
 				    MAXRUNS, pct, true, EXP_MASK(b->goal) |
-				    EXP_MASK(EXP_BROKEN), &f);
+				    EXP_MASK(EXP_BROKEN), false, &f);
 				if (error != 0)
 					die(b->name, error);
 				runs[i] = f.seed == 0 || f.outcome != b->goal ?

@@ -94,7 +94,7 @@ explore_one(const char *name, int pct)
 	for (i = 0; here && i < NSEARCH; i++) {
 		assert_int_equal(exp_search(b, 1 + (uint64_t)i * MAXRUNS,
 		    MAXRUNS, pct, true, EXP_MASK(b->goal) |
-		    EXP_MASK(EXP_BROKEN), &f), 0);
+		    EXP_MASK(EXP_BROKEN), false, &f), 0);
 		if (f.seed == 0)
 			fail_msg("%s (%s): no seed of %d from %d found it",
 			    name, how, MAXRUNS, 1 + i * MAXRUNS);
@@ -135,7 +135,7 @@ explore_one(const char *name, int pct)
 	} else {
 		/* Not this scheduler's: the mistake on, nothing to find. */
 		assert_int_equal(exp_search(b, 1, NCLEAN, pct, true,
-		    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), &f), 0);
+		    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), false, &f), 0);
 		if (f.seed != 0) {
 			exp_replay_cmd(b, f.seed, pct, true, cmd, sizeof(cmd));
 			(void)exp_run(b, f.seed, pct, true, 0, NULL, NULL,
@@ -150,7 +150,7 @@ explore_one(const char *name, int pct)
 	}
 	/* The final protocol: nothing to find (a window may be reached). */
 	assert_int_equal(exp_search(b, 1, NCLEAN, pct, false,
-	    EXP_MASK(EXP_BROKEN), &f), 0);
+	    EXP_MASK(EXP_BROKEN), false, &f), 0);
 	if (f.seed != 0) {
 		exp_replay_cmd(b, f.seed, pct, false, cmd, sizeof(cmd));
 		(void)exp_run(b, f.seed, pct, false, 0, NULL, NULL, &outcome,

@@ -28,6 +28,7 @@ struct demo_opts {
 	int		pct;		/* --pct DEPTH (0: random) */
 	uint64_t	seed;		/* --seed S (0: search) */
 	int		mistake;	/* --mistake on|off (default on) */
+	const char	*schedule;	/* --schedule S */
 };
 
 /*

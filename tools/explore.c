@@ -153,8 +153,14 @@ exp_check(struct exp_check *e, uint64_t first, int runs, int pct,
 	cc.pct_steps = e->b->pct_steps;
 	cc.first_seed = first;
 	cc.runs = (uint64_t)runs;
-	cc.shrink = 0;
+	cc.shrink = e->shrink;
 	error = sc_check(&cc, exp_check_body, e, &res);
+	if (res.failed && e->shrink && strlen(res.schedule) <
+	    sizeof(f->schedule)) {
+		snprintf(f->schedule, sizeof(f->schedule), "%s", res.schedule);
+		f->deviations = res.preemptions;
+		f->deviations_orig = res.preemptions_orig;
+	}
 	f->nrun = (int)res.runs;
 	f->nreached = e->nreached;
 	if (e->error != 0) {
@@ -210,9 +216,10 @@ exp_run(const struct exp_body *b, uint64_t seed, int pct, bool mistaken,
 
 int
 exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
-    bool mistaken, unsigned stop, struct exp_found *f)
+    bool mistaken, unsigned stop, bool shrink, struct exp_found *f)
 {
-	struct exp_check e = { .b = b, .mistaken = mistaken, .stop = stop };
+	struct exp_check e = { .b = b, .mistaken = mistaken, .stop = stop,
+	    .shrink = shrink };
 	char why[1024];
 	int error;
 
@@ -220,6 +227,42 @@ exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
 	if (f->seed == 0)
 		f->outcome = EXP_HELD;
 	return (error);
+}
+
+int
+exp_run_schedule(const struct exp_body *b, const char *schedule,
+    bool mistaken, size_t trace_events,
+    void (*show)(struct sc_machine *m, void *arg), void *arg, int *outcome,
+    char *why, size_t len)
+{
+	struct exp_check e = { .b = b, .trace_events = trace_events,
+	    .show = show, .show_arg = arg, .stop = EXP_MASK(EXP_BROKEN) };
+	int rc;
+
+	e.mistaken = mistaken && exp_has_mistake(b);
+	rc = sc_check_replay(schedule, exp_check_body, &e);
+	*outcome = e.outcome;
+	if (rc == SC_CHECK_FAILED) {
+		*outcome = EXP_BROKEN;
+		/* A KASSERT's words are the check's; the body's, its own. */
+		snprintf(why, len, "%s", strncmp(sc_check_why(), "KASSERT",
+		    7) == 0 ? sc_check_why() : e.why);
+		return (0);
+	}
+	snprintf(why, len, "%s", rc == 0 ? e.why : sc_check_why());
+	if (e.error != 0)
+		return (e.error);
+	return (rc);
+}
+
+void
+exp_replay_schedule_cmd(const struct exp_body *b, const char *schedule,
+    bool mistaken, char *buf, size_t len)
+{
+	snprintf(buf, len, "STACKCAP_SCHED=%s stackcap-demo --scenario %s "
+	    "--schedule '%s'%s", strncmp(schedule, "sc1:4bsd", 8) == 0 ?
+	    "4bsd" : "ule", b->name, schedule, !exp_has_mistake(b) ? "" :
+	    mistaken ? " --mistake on" : " --mistake off");
 }
 
 void

@@ -106,15 +106,30 @@ struct exp_found {
 	int		outcome;	/* that run's (EXP_HELD: none) */
 	int		nrun;		/* runs made */
 	int		nreached;	/* runs that gave EXP_REACHED */
+	/* With shrink: that run's schedule, shrunk (stackcap/check.h), or
+	 * "" if none or too long for the buffer. */
+	char		schedule[2048];
+	int		deviations;	/* the shrunk schedule's */
+	int		deviations_orig; /* the seed's run's */
 };
 
 /*
  * Seeds first, first + 1, ... up to runs of them, until a run's outcome
- * is in `stop` (EXP_MASK() bits).  Returns 0, or an errno value.
- * Context: a plain pthread.
+ * is in `stop` (EXP_MASK() bits); with shrink, that run's schedule
+ * shrunk too.  Returns 0, or an errno value.  Context: a plain pthread.
  */
 int	exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
-	    bool mistaken, unsigned stop, struct exp_found *f);
+	    bool mistaken, unsigned stop, bool shrink, struct exp_found *f);
+
+/*
+ * One run of b under schedule (sc_check_replay()), as exp_run() for a
+ * seed.  Returns 0, or SC_CHECK_DIVERGED or an errno value with why[]
+ * saying why.
+ */
+int	exp_run_schedule(const struct exp_body *b, const char *schedule,
+	    bool mistaken, size_t trace_events,
+	    void (*show)(struct sc_machine *m, void *arg), void *arg,
+	    int *outcome, char *why, size_t len);
 
 /* One run of a body under sc_check(): exp_check_body()'s arg. */
 struct exp_check {
@@ -128,6 +143,7 @@ struct exp_check {
 	int		outcome;	/* the last run's */
 	int		nreached;	/* runs that gave EXP_REACHED */
 	int		error;		/* sc_machine_create()'s, or 0 */
+	bool		shrink;		/* exp_search(): shrink a failure */
 	char		why[1024];	/* the last run's why */
 };
 
@@ -141,9 +157,12 @@ int	exp_check_body(const struct sc_machine_config *cfg, void *arg);
 /*
  * The command that replays one run: "STACKCAP_SCHED=ule|4bsd stackcap-demo
  * --scenario NAME --seed S [--pct D] [--mistake on|off]", whatever the
- * shell's STACKCAP_SCHED and STACKCAP_SEED (the demo drops the latter).
+ * shell's STACKCAP_SCHED and STACKCAP_SEED (the demo drops the latter);
+ * with schedule not NULL, "--schedule 'SCHEDULE'" in place of the seed.
  */
 void	exp_replay_cmd(const struct exp_body *b, uint64_t seed, int pct,
 	    bool mistaken, char *buf, size_t len);
+void	exp_replay_schedule_cmd(const struct exp_body *b,
+	    const char *schedule, bool mistaken, char *buf, size_t len);
 
 #endif /* !SC_EXPLORE_H */

@@ -85,6 +85,7 @@ scenario_show(struct sc_machine *m, void *arg)
 }
 
 static int	run_scenario_seed(const struct demo_opts *o);
+static int	run_scenario_schedule(const struct demo_opts *o);
 
 /*
  * A race of the protocol, run on demand, with its narrated trace; with
@@ -100,6 +101,8 @@ run_scenario(const struct demo_opts *o)
 
 	if (o->seed != 0)
 		return (run_scenario_seed(o));
+	if (o->schedule != NULL)
+		return (run_scenario_schedule(o));
 	if (s == NULL) {
 		fprintf(stderr, "stackcap-demo: no scenario \"%s\" (see "
 		    "--help)\n", o->scenario);
@@ -190,6 +193,38 @@ explore_say_how(const struct demo_opts *o, const struct exp_body *b,
 		    "run holds)\n");
 }
 
+/* --scenario NAME --schedule S: one run of an explorer body. */
+static int
+run_scenario_schedule(const struct demo_opts *o)
+{
+	const struct exp_body *b = exp_find(o->scenario);
+	char why[1024], cmd[4096];
+	int error, outcome;
+	bool mistaken = o->mistake != 0;
+
+	if (b == NULL) {
+		fprintf(stderr, "stackcap-demo: --schedule replays an explorer "
+		    "body, and \"%s\" is none (see --help)\n", o->scenario);
+		return (2);
+	}
+	printf("Scenario %s, a schedule, without hooks: %s\n", b->name,
+	    b->summary);
+	error = exp_run_schedule(b, o->schedule, mistaken, 1 << 16,
+	    scenario_show, (void *)o, &outcome, why, sizeof(why));
+	if (error != 0) {
+		fprintf(stderr, "stackcap-demo: %s\n", why);
+		return (1);
+	}
+	printf("\n%s\n", outcome == EXP_BROKEN ? "The invariant broke:" :
+	    outcome == EXP_REACHED ? "The window was reached; the invariant "
+	    "held:" : "The invariant held.");
+	if (why[0] != '\0')
+		printf("%s\n", why);
+	exp_replay_schedule_cmd(b, o->schedule, mistaken, cmd, sizeof(cmd));
+	printf("replay: %s\n", cmd);
+	return (0);
+}
+
 /* --scenario NAME --seed S: one run of an explorer body. */
 static int
 run_scenario_seed(const struct demo_opts *o)
@@ -218,8 +253,9 @@ run_explore(const struct demo_opts *o)
 {
 	const struct exp_body *b = exp_find(o->explore);
 	struct exp_found f;
+	char cmd[sizeof(f.schedule) + 256];
 	bool mistaken = o->mistake != 0;
-	int error, runs = o->runs > 0 ? o->runs : 1000;
+	int error, status, runs = o->runs > 0 ? o->runs : 1000;
 
 	if (b == NULL) {
 		fprintf(stderr, "stackcap-demo: no explorable scenario \"%s\" "
@@ -232,7 +268,7 @@ run_explore(const struct demo_opts *o)
 	if (o->seed != 0)
 		return (explore_replay(o, b, o->seed, mistaken, -1));
 	error = exp_search(b, 1, runs, o->pct, mistaken,
-	    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), &f);
+	    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), true, &f);
 	if (error != 0) {
 		fprintf(stderr, "stackcap-demo: %s\n", sc_errname(error));
 		return (1);
@@ -245,7 +281,15 @@ run_explore(const struct demo_opts *o)
 	printf("seed %ju %s, at run %d\n", (uintmax_t)f.seed,
 	    f.outcome == EXP_REACHED ? "reached the window" :
 	    "broke the invariant", f.nrun);
-	return (explore_replay(o, b, f.seed, mistaken, f.outcome));
+	status = explore_replay(o, b, f.seed, mistaken, f.outcome);
+	if (f.schedule[0] != '\0') {
+		exp_replay_schedule_cmd(b, f.schedule, mistaken, cmd,
+		    sizeof(cmd));
+		printf("shrunk: %d deviations from the default schedule, of "
+		    "the seed's %d (docs/check.md)\nreplay: %s\n",
+		    f.deviations, f.deviations_orig, cmd);
+	}
+	return (status);
 }
 
 struct demo_mode {
@@ -272,6 +316,8 @@ usage(FILE *fp, const char *prog)
 	    "       %s --scenario NAME --seed S [--pct DEPTH]\n"
 	    "           [--mistake on|off] [--json FILE]\n"
 	    "                                     one explored run, replayed\n"
+	    "       %s --scenario NAME --schedule S [--mistake on|off]\n"
+	    "           [--json FILE]             one checked run, replayed\n"
 	    "       %s --sample N [--ncpu N]      collapsed stacks\n"
 	    "       %s --explore NAME [--runs N] [--pct DEPTH] [--seed S]\n"
 	    "           [--mistake on|off]        search seeds for a mistake\n"
@@ -311,7 +357,11 @@ usage(FILE *fp, const char *prog)
 	    "  --seed S         with --scenario or --explore: one run of the\n"
 	    "                   explorer body NAME under seed S, narrated (a\n"
 	    "                   replay: the same run as the search's)\n"
-	    "  --mistake on|off with --explore or --seed: the body's mistake\n"
+	    "  --schedule S     with --scenario: one run of the explorer body\n"
+	    "                   NAME under the schedule S that --explore\n"
+	    "                   printed (shrunk; docs/check.md)\n"
+	    "  --mistake on|off with --explore, --seed or --schedule: the\n"
+	    "                   body's mistake\n"
 	    "                   (default on); off is the final protocol\n"
 	    "  --help           this text\n"
 	    "\n"
@@ -322,7 +372,7 @@ usage(FILE *fp, const char *prog)
 	    "--explore and --seed ignore STACKCAP_SEED (and say so): the\n"
 	    "explorer gives each run its seed.\n"
 	    "\n"
-	    "Scenarios:\n", prog, prog, prog, prog, prog);
+	    "Scenarios:\n", prog, prog, prog, prog, prog, prog);
 	for (i = 0; i < scn_nscenarios; i++)
 		fprintf(fp, "  %-20s %s\n", scn_scenarios[i].name,
 		    scn_scenarios[i].summary);
@@ -347,6 +397,7 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		{ "pct", required_argument, NULL, 'P' },
 		{ "seed", required_argument, NULL, 'D' },
 		{ "mistake", required_argument, NULL, 'M' },
+		{ "schedule", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -403,6 +454,9 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 				return (2);
 			}
 			break;
+		case 'C':
+			o->schedule = optarg;
+			break;
 		case 'M':
 			if (strcmp(optarg, "on") != 0 &&
 			    strcmp(optarg, "off") != 0) {
@@ -453,8 +507,10 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 	    (o->scenario != NULL && (o->samples != 0 || o->explore != NULL)) ||
 	    (o->runs != 0 && o->explore == NULL) ||
 	    ((o->pct != 0 || o->mistake >= 0) && o->explore == NULL &&
-	    (o->scenario == NULL || o->seed == 0)) ||
-	    (o->seed != 0 && o->explore == NULL && o->scenario == NULL)) {
+	    (o->scenario == NULL || (o->seed == 0 && o->schedule == NULL))) ||
+	    (o->seed != 0 && o->explore == NULL && o->scenario == NULL) ||
+	    (o->schedule != NULL && (o->scenario == NULL || o->seed != 0 ||
+	    o->pct != 0))) {
 		usage(stderr, argv[0]);
 		return (2);
 	}
