@@ -68,7 +68,7 @@ cell_run(struct cell *c, const struct exp_body *b, int strategy, int depth,
 		cc.pct_steps = b->pct_steps;
 		cc.preemption_bound = bound;
 		cc.first_seed = 1 + (uint64_t)i * maxruns;
-		cc.runs = strategy == SC_CHECK_DFS ? 20 * maxruns : maxruns;
+		cc.runs = strategy == SC_CHECK_DFS ? 5 * maxruns : maxruns;
 		cc.shrink = i == 0;
 		if ((error = sc_check(&cc, exp_check_body, &e, &res)) != 0)
 			die(res.why, error);
@@ -95,7 +95,7 @@ cell_print(const char *how, const struct cell *c, bool dfs)
 	int n = dfs ? 1 : nsearch;
 
 	if (c->runs[n / 2] == UINT64_MAX)
-		snprintf(med, sizeof(med), ">%ju", (uintmax_t)(dfs ? 20 *
+		snprintf(med, sizeof(med), ">%ju", (uintmax_t)(dfs ? 5 *
 		    maxruns : maxruns));
 	else
 		snprintf(med, sizeof(med), "%ju", (uintmax_t)c->runs[n / 2]);
@@ -237,7 +237,7 @@ main(int argc, char **argv)
 	exp_own_seed("bench_check");
 	printf("bench_check: %s; %d searches of at most %ju runs (DFS: one, "
 	    "at most %ju runs)\n", exp_sched() == SC_SCHED_4BSD ? "4BSD" :
-	    "ULE", nsearch, (uintmax_t)maxruns, (uintmax_t)(20 * maxruns));
+	    "ULE", nsearch, (uintmax_t)maxruns, (uintmax_t)(5 * maxruns));
 	printf("  %-10s %9s %8s %8s   %16s  %8s\n", "strategy", "found",
 	    "median", "worst", "deviations", "time");
 	for (i = 0; i < exp_nbodies; i++) {
