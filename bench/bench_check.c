@@ -5,7 +5,9 @@
  * for each explorer body with a mistake (tools/explore.c) under this
  * scheduler, the runs to the first failure, median and worst of NSEARCH
  * searches from disjoint seed ranges, for random and PCT of depth 2 and 3;
- * DFS within 1, 2 and 3 deviations (one search: DFS has no seed); and the
+ * DFS within 1, 2 and 3 deviations (one search: DFS has no seed;
+ * "none/N": every schedule within the bound ran, N of them, and none
+ * failed); and the
  * deviations of the failing schedule before and after the shrinker.  Then
  * DFS over the 3-thread capture body of bench_det with the final protocol:
  * the schedules within 1 and 2 deviations, whether the bound was covered,
@@ -35,6 +37,8 @@ struct cell {
 	uint64_t	runs[64];
 	int		found;
 	int		dev, dev_orig;	/* the first search's schedule */
+	uint64_t	covered;	/* DFS: no failure, the bound covered
+					   in this many runs; else 0 */
 	uint64_t	shrink_runs;
 	double		secs;
 };
@@ -80,8 +84,11 @@ cell_run(struct cell *c, const struct exp_body *b, int strategy, int depth,
 				c->dev_orig = res.preemptions_orig;
 				c->shrink_runs = res.shrink_runs;
 			}
-		} else
+		} else {
 			c->runs[i] = UINT64_MAX;	/* not found */
+			if (res.complete)
+				c->covered = res.runs;
+		}
 		sc_check_result_free(&res);
 	}
 	qsort(c->runs, (size_t)n, sizeof(c->runs[0]), u64_cmp);
@@ -94,7 +101,9 @@ cell_print(const char *how, const struct cell *c, bool dfs)
 	char med[32], worst[32];
 	int n = dfs ? 1 : nsearch;
 
-	if (c->runs[n / 2] == UINT64_MAX)
+	if (c->covered != 0)
+		snprintf(med, sizeof(med), "none/%ju", (uintmax_t)c->covered);
+	else if (c->runs[n / 2] == UINT64_MAX)
 		snprintf(med, sizeof(med), ">%ju", (uintmax_t)(dfs ? 5 *
 		    maxruns : maxruns));
 	else
