@@ -237,6 +237,37 @@ test_dfs_complete(void **state)
 	sc_check_result_free(&res);
 }
 
+/*
+ * A user's body under each strategy: 2 captures of a spinner hold in
+ * every run (the final protocol), 100 random and PCT runs, and DFS
+ * covers 1 deviation.
+ */
+static void
+test_user_body_all_strategies(void **state)
+{
+	struct sc_check_config cc;
+	struct sc_check_result res;
+	struct cap c = { .captures = 2 };
+	int s;
+
+	(void)state;
+	for (s = SC_CHECK_RANDOM; s <= SC_CHECK_DFS; s++) {
+		sc_check_config_init(&cc);
+		cc.strategy = s;
+		cc.runs = s == SC_CHECK_DFS ? 0 : 100;
+		cc.preemption_bound = 1;
+		assert_int_equal(sc_check(&cc, capture_body, &c, &res), 0);
+		if (res.failed)
+			fail_msg("strategy %d: %s\nSTACKCAP_SCHEDULE='%s'", s,
+			    res.why, res.schedule);
+		if (s == SC_CHECK_DFS)
+			assert_true(res.complete);
+		else
+			assert_int_equal(res.runs, 100);
+		sc_check_result_free(&res);
+	}
+}
+
 /* A found schedule, replayed three ways: the call, the variable inside
  * another sc_check(), a fuzzer's bytes. */
 static void
@@ -461,6 +492,7 @@ main(void)
 		cmocka_unit_test(test_dfs_finds),
 		cmocka_unit_test(test_final_protocol_holds),
 		cmocka_unit_test(test_dfs_complete),
+		cmocka_unit_test(test_user_body_all_strategies),
 		cmocka_unit_test(test_schedule_replays_everywhere),
 		cmocka_unit_test(test_kassert_fails_run),
 		cmocka_unit_test(test_divergence),
