@@ -315,8 +315,10 @@ struct sc_machine_config {
  *   taken even with interrupts disabled (depth 0 there and in user mode:
  *   EAGAIN).  Under SC_SCHED_ULE, a RUNNING thread with td_oncpu == NOCPU
  *   is a KASSERT (EINVAL).  Needs capture_timeout_ns > 0; EINVAL with
- *   SC_ARCH_ARM64, capture_serial, SC_MISTAKE_STALE_ANSWER or
- *   SC_MISTAKE_HOLD_THREAD_LOCK.
+ *   SC_ARCH_ARM64, capture_serial, or a mistake of the IPI protocol
+ *   (SC_MISTAKE_STALE_ANSWER, SC_MISTAKE_HOLD_THREAD_LOCK,
+ *   SC_MISTAKE_CLEAR_AFTER_IPI, SC_MISTAKE_ANSWER_TARGET,
+ *   SC_MISTAKE_NOCPU_OFFCPU).
  */
 #define SC_PROTO_IPI	0
 #define SC_PROTO_NMI	1
@@ -337,12 +339,31 @@ struct sc_machine_config {
  *   with ETIMEDOUT.
  * - SC_MISTAKE_HOLD_THREAD_LOCK: keep td's thread lock across the IPI
  *   (hold_lock_across_ipi).
- * SPIN_HELD and HOLD_THREAD_LOCK refuse capture_timeout_ns = 0 (EINVAL).
+ * - SC_MISTAKE_CLEAR_AFTER_IPI: the answer word is cleared after the IPI
+ *   is sent instead of before: a handler that answers in between has its
+ *   answer wiped, and the requester waits for one that never comes, until
+ *   the bound (ETIMEDOUT; the kernel's unbounded wait would hang).
+ * - SC_MISTAKE_ANSWER_TARGET: the handler answers with the thread the
+ *   request asked for instead of curthread, the thread it interrupted and
+ *   walked: when the target switched off its CPU between the requester's
+ *   td_oncpu read and the IPI, another thread's stack (or the idle
+ *   thread's) is returned as the target's, with 0.
+ * - SC_MISTAKE_NOCPU_OFFCPU: a RUNNING target whose td_oncpu reads NOCPU
+ *   (in a switch: ULE's window, chosen but cpu_switch() not yet returned
+ *   into it) is taken for off-CPU: its thread lock is taken again and its
+ *   pcb walked, with no second look, instead of waiting for td_oncpu and
+ *   looking again.  By then it may run on, over the stack memory that its
+ *   pcb's frames were in: stale or torn frames, returned with 0.
+ * SPIN_HELD and HOLD_THREAD_LOCK refuse capture_timeout_ns = 0 (EINVAL),
+ * and so does CLEAR_AFTER_IPI (only the bound ends its wait).
  */
 #define SC_MISTAKE_STALE_ANSWER		0x0001u
 #define SC_MISTAKE_NO_PROC_LOCK		0x0002u
 #define SC_MISTAKE_SPIN_HELD		0x0004u
 #define SC_MISTAKE_HOLD_THREAD_LOCK	0x0008u
+#define SC_MISTAKE_CLEAR_AFTER_IPI	0x0010u
+#define SC_MISTAKE_ANSWER_TARGET	0x0020u
+#define SC_MISTAKE_NOCPU_OFFCPU		0x0040u
 
 /*
  * The architecture whose stack_save_td() the machine follows.  On arm64,
@@ -458,10 +479,10 @@ SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
  * that already drives 16).  *mp is NULL on error.  A bad config
  * is a field out of its range, or settings that contradict each other
  * (one would silently do nothing): SC_PROTO_NMI with SC_ARCH_ARM64, with
- * capture_serial, with SC_MISTAKE_STALE_ANSWER or with
- * SC_MISTAKE_HOLD_THREAD_LOCK; SC_ARCH_ARM64 with a mistake or with
- * capture_serial; sim_pct_depth without a seed (cfg.seed or
- * STACKCAP_SEED).  sc_machine_config_error() says which.
+ * capture_serial, or with a mistake of the IPI protocol (all but
+ * SC_MISTAKE_NO_PROC_LOCK and SC_MISTAKE_SPIN_HELD); SC_ARCH_ARM64 with
+ * a mistake or with capture_serial; sim_pct_depth without a seed
+ * (cfg.seed or STACKCAP_SEED).  sc_machine_config_error() says which.
  * Context: a plain pthread.
  */
 SC_EXTERN int	sc_machine_create_sz(const struct sc_machine_config *cfg,

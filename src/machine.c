@@ -280,7 +280,13 @@ sc_config_check(const struct sc_machine_config *cfg)
 {
 	const unsigned known = SC_MISTAKE_STALE_ANSWER |
 	    SC_MISTAKE_NO_PROC_LOCK | SC_MISTAKE_SPIN_HELD |
-	    SC_MISTAKE_HOLD_THREAD_LOCK;
+	    SC_MISTAKE_HOLD_THREAD_LOCK | SC_MISTAKE_CLEAR_AFTER_IPI |
+	    SC_MISTAKE_ANSWER_TARGET | SC_MISTAKE_NOCPU_OFFCPU;
+	/* The mistakes of the IPI protocol's own steps (its answer word,
+	 * its handler, its NOCPU wait, its dropped thread lock). */
+	const unsigned ipi_only = SC_MISTAKE_STALE_ANSWER |
+	    SC_MISTAKE_HOLD_THREAD_LOCK | SC_MISTAKE_CLEAR_AFTER_IPI |
+	    SC_MISTAKE_ANSWER_TARGET | SC_MISTAKE_NOCPU_OFFCPU;
 
 	/* Each field alone. */
 	if (cfg->ncpu < 1 || cfg->ncpu > SC_MAXCPU)
@@ -326,6 +332,10 @@ sc_config_check(const struct sc_machine_config *cfg)
 		return ("SC_MISTAKE_SPIN_HELD or SC_MISTAKE_HOLD_THREAD_LOCK "
 		    "(hold_lock_across_ipi) with capture_timeout_ns 0: only "
 		    "the bounded wait ends their deadlock");
+	if ((cfg->mistakes & SC_MISTAKE_CLEAR_AFTER_IPI) != 0 &&
+	    cfg->capture_timeout_ns == 0)
+		return ("SC_MISTAKE_CLEAR_AFTER_IPI with capture_timeout_ns 0: "
+		    "only the bounded wait ends the wait for a wiped answer");
 
 	/* Settings that another makes meaningless. */
 	if (cfg->arch == SC_ARCH_ARM64 && (cfg->protocol != SC_PROTO_IPI ||
@@ -339,14 +349,16 @@ sc_config_check(const struct sc_machine_config *cfg)
 		    "chooses between the IPI protocol's intr_lock and its "
 		    "per-CPU slots; FreeBSD 12's NMI protocol has one nmi_lock "
 		    "of its own, always");
-	if (cfg->protocol == SC_PROTO_NMI && (cfg->mistakes &
-	    (SC_MISTAKE_STALE_ANSWER | SC_MISTAKE_HOLD_THREAD_LOCK)) != 0)
-		return ("SC_PROTO_NMI with SC_MISTAKE_STALE_ANSWER or "
-		    "SC_MISTAKE_HOLD_THREAD_LOCK (hold_lock_across_ipi): "
-		    "those are mistakes of the IPI protocol (its answer word, "
-		    "its dropped thread lock); the NMI protocol opens each "
-		    "request with nmi_pending = td, which the handler's clear "
-		    "answers, and holds the thread lock by design");
+	if (cfg->protocol == SC_PROTO_NMI && (cfg->mistakes & ipi_only) != 0)
+		return ("SC_PROTO_NMI with SC_MISTAKE_STALE_ANSWER, "
+		    "SC_MISTAKE_HOLD_THREAD_LOCK (hold_lock_across_ipi), "
+		    "SC_MISTAKE_CLEAR_AFTER_IPI, SC_MISTAKE_ANSWER_TARGET or "
+		    "SC_MISTAKE_NOCPU_OFFCPU: those are mistakes of the IPI "
+		    "protocol (its answer word, its handler's answer, its "
+		    "NOCPU wait, its dropped thread lock); the NMI protocol "
+		    "opens each request with nmi_pending = td, which the "
+		    "handler's clear answers, holds the thread lock by design "
+		    "and asserts that td_oncpu is not NOCPU");
 	if (cfg->sim_pct_depth != 0 && cfg->seed == 0)
 		return ("sim_pct_depth without a seed: PCT chooses among the "
 		    "actors of a deterministic machine (cfg.seed or "

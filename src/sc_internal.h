@@ -285,6 +285,13 @@ struct sc_stack_intr {
 					   kernel stack */
 	_Atomic uint32_t si_futex;	/* (a) bumped at each answer */
 	_Atomic int	si_waiting;	/* (a) the requester sleeps */
+	uint32_t	si_opened;	/* (x) si_futex when the request
+					   opened (read under
+					   SC_MISTAKE_CLEAR_AFTER_IPI) */
+	_Atomic(struct sc_thread *) si_want; /* (x/a) the thread asked for,
+					   published with the tag under
+					   SC_MISTAKE_ANSWER_TARGET, else
+					   NULL */
 };
 
 struct sc_pcpu {
@@ -671,15 +678,15 @@ void	sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 /*
  * stack_machdep.c: one request on pc's slot, for sc_stack_save_td() and
  * the snapshot.  open locks the slot (at most until deadline, UINT64_MAX:
- * none; 0 or ETIMEDOUT) and posts a request; the caller then sends pc its
- * IPI_TRACE.  wait returns the thread that answered, or NULL when the
- * bound expired first.  close copies the walk into st if answer is td,
+ * none; 0 or ETIMEDOUT) and posts a request for td; the caller then sends
+ * pc its IPI_TRACE.  wait returns the thread that answered, or NULL when
+ * the bound expired first.  close copies the walk into st if answer is td,
  * clears the slot, unlocks it, and returns whether the interrupted %rsp
  * was on the kernel stack.  held: the caller holds a slot's lock or
  * intr_lock (a hook inside a capture).
  */
-int	sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline,
-	    uint64_t *tagp);
+int	sc__stack_intr_open(struct sc_pcpu *pc, struct sc_thread *td,
+	    uint64_t deadline, uint64_t *tagp);
 struct sc_thread *sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag,
 	    uint64_t deadline);
 /* stack_diagnose.c: after a wait that timed out, say why (stderr). */

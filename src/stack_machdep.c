@@ -46,6 +46,7 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	struct sc_machine *m = pc->pc_machine;
 	struct sc_stack_intr *si = &pc->pc_intr;
 	const struct sc_range *text;
+	struct sc_thread *answer;
 	uint64_t tag;
 	size_t ntext;
 
@@ -66,8 +67,23 @@ sc__stack_capture_intr(struct sc_pcpu *pc, struct sc_thread *td,
 	SC_CNT_INC(m, trace_answered);
 	SC_TRACE(m, SC_TRACE_WALK_DONE, pc->pc_cpuid, td->td_tid,
 	    si->si_buf.depth, frame->if_kstack);
-	SC_TRACE(m, SC_TRACE_ANSWER_PUBLISHED, pc->pc_cpuid, td->td_tid, 0, 0);
-	atomic_store_explicit(&si->si_td, td, memory_order_release);
+	/*
+	 * The answer is td, curthread, whose stack was just walked: the
+	 * requester's identity check compares it with the thread it asked
+	 * for, and that check is all that tells it whether its td_oncpu read
+	 * was still true when the IPI landed.  SC_MISTAKE_ANSWER_TARGET
+	 * answers with the thread the request named instead (si_want,
+	 * published with the tag): a target that switched off this CPU
+	 * before the IPI gets td's stack, the idle thread's say, as its own.
+	 */
+	answer = td;
+	if ((m->m_cfg.mistakes & SC_MISTAKE_ANSWER_TARGET) != 0 &&
+	    atomic_load_explicit(&si->si_want, memory_order_relaxed) != NULL)
+		answer = atomic_load_explicit(&si->si_want,
+		    memory_order_relaxed);
+	SC_TRACE(m, SC_TRACE_ANSWER_PUBLISHED, pc->pc_cpuid, answer->td_tid,
+	    0, 0);
+	atomic_store_explicit(&si->si_td, answer, memory_order_release);
 	atomic_fetch_add(&si->si_futex, 1);
 	if (atomic_load(&si->si_waiting))
 		sc__futex_wake(&si->si_futex, 1);
@@ -118,7 +134,8 @@ sc_stack_intr_lock(struct sc_machine *m, struct sc_mtx *mx,
 }
 
 int
-sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline, uint64_t *tagp)
+sc__stack_intr_open(struct sc_pcpu *pc, struct sc_thread *td,
+    uint64_t deadline, uint64_t *tagp)
 {
 	struct sc_machine *m = pc->pc_machine;
 	struct sc_stack_intr *si = &pc->pc_intr;
@@ -127,10 +144,21 @@ sc__stack_intr_open(struct sc_pcpu *pc, uint64_t deadline, uint64_t *tagp)
 	if (sc_stack_intr_lock(m, &si->si_mtx, deadline) != 0)
 		return (ETIMEDOUT);
 	tag = (++si->si_seq << 2) | SC_REQ_OPEN;
-	/* kib's catch: an answer left from before would be taken as this
-	 * request's (SC_MISTAKE_STALE_ANSWER leaves it). */
-	if ((m->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
+	/*
+	 * kib's catch: an answer left from before would be taken as this
+	 * request's (SC_MISTAKE_STALE_ANSWER leaves it).  Cleared here,
+	 * before the IPI exists, no handler's answer can be lost to it;
+	 * SC_MISTAKE_CLEAR_AFTER_IPI clears it once the IPI is sent instead
+	 * (sc_stack_save_td_running()).
+	 */
+	if ((m->m_cfg.mistakes & (SC_MISTAKE_STALE_ANSWER |
+	    SC_MISTAKE_CLEAR_AFTER_IPI)) == 0)
 		atomic_store(&si->si_td, NULL);
+	si->si_opened = atomic_load(&si->si_futex);
+	/* The final protocol's request names no thread: the handler answers
+	 * with the one it interrupted. */
+	atomic_store_explicit(&si->si_want, (m->m_cfg.mistakes &
+	    SC_MISTAKE_ANSWER_TARGET) != 0 ? td : NULL, memory_order_relaxed);
 	atomic_store_explicit(&si->si_req, tag, memory_order_release);
 	*tagp = tag;
 	return (0);
@@ -183,11 +211,16 @@ sc__stack_intr_wait(struct sc_pcpu *pc, uint64_t tag, uint64_t deadline)
 	 * The walk is bounded (SC_STACK_MAX frames, no lock): this loop
 	 * ends with it.  It also ends if the request is no longer the one
 	 * that was claimed, which only a broken invariant could do: never
-	 * spin on a word that nobody will write.
+	 * spin on a word that nobody will write.  Under
+	 * SC_MISTAKE_CLEAR_AFTER_IPI the answer may have been written and
+	 * wiped: then the handler's futex bump, its last store, is all that
+	 * is left of it, and the wait ends with no answer.
 	 */
 	while ((answer = atomic_load_explicit(&si->si_td,
 	    memory_order_acquire)) == NULL &&
-	    atomic_load(&si->si_req) == claimed) {
+	    atomic_load(&si->si_req) == claimed &&
+	    ((cfg->mistakes & SC_MISTAKE_CLEAR_AFTER_IPI) == 0 ||
+	    atomic_load(&si->si_futex) == si->si_opened)) {
 		sc__cpu_spinwait();
 	}
 	return (answer);
@@ -203,6 +236,17 @@ sc__stack_intr_close(struct sc_pcpu *pc, struct sc_thread *answer,
 	SC_MTX_ASSERT_OWNED(&si->si_mtx, false);
 	if (answer == td)
 		sc_stack_copy(&si->si_buf, st);
+	/*
+	 * SC_MISTAKE_CLEAR_AFTER_IPI's wait reads si_futex against
+	 * si_opened: the handler that answered bumps it right after its
+	 * answer, and the next request must not count that bump as its own.
+	 * A handler never blocks: the bump comes at once.
+	 */
+	if ((pc->pc_machine->m_cfg.mistakes & SC_MISTAKE_CLEAR_AFTER_IPI) !=
+	    0 && answer != NULL) {
+		while (atomic_load(&si->si_futex) == si->si_opened)
+			sc__cpu_spinwait();
+	}
 	atomic_store(&si->si_req, 0);
 	if ((pc->pc_machine->m_cfg.mistakes & SC_MISTAKE_STALE_ANSWER) == 0)
 		atomic_store(&si->si_td, NULL);
@@ -419,6 +463,24 @@ sc_stack_save_td_running(struct sc_save *sv)
 	sc_stack_save_unlock(m, td, tid, sv->sv_nocpu > 0);
 	sc__hook(m, SC_HOOK_SAVE_UNLOCKED, td);
 	cpuid = atomic_load(&td->td_oncpu);
+	if (cpuid == SC_NOCPU &&
+	    (m->m_cfg.mistakes & SC_MISTAKE_NOCPU_OFFCPU) != 0) {
+		/*
+		 * NOCPU does not mean off-CPU: td is in a switch, and under
+		 * ULE one that may be bringing it in (chosen, RUNNING,
+		 * cpu_switch() not returned into it yet).  The final code
+		 * waits for td_oncpu to change and looks again under the
+		 * lock, where a td that still runs gets an IPI.
+		 * SC_MISTAKE_NOCPU_OFFCPU takes the lock again and walks
+		 * td's pcb at once, as for a thread off its CPU, with no
+		 * second look: by then td may run on, over the stack memory
+		 * that its pcb's frames were saved in.
+		 */
+		SC_TRACE(m, SC_TRACE_NOCPU, sc_curcpu(), tid, 0, 0);
+		sc_stack_save_relock(m, td, tid, false);
+		sc__stack_walk_pcb(sv->sv_st, td, tid);
+		return (0);
+	}
 	if (cpuid == SC_NOCPU) {
 		/* Switching: on or off a CPU, shortly. */
 		SC_CNT_INC(m, retry_nocpu);
@@ -440,7 +502,7 @@ sc_stack_save_td_running(struct sc_save *sv)
 		sc_stack_save_relock(m, td, tid, false);
 		return (ETIMEDOUT);
 	}
-	if (sc__stack_intr_open(pc, sv->sv_deadline, &tag) != 0) {
+	if (sc__stack_intr_open(pc, td, sv->sv_deadline, &tag) != 0) {
 		if (serial)
 			sc__mtx_unlock(&m->m_intr_lock);
 		sc_stack_save_relock(m, td, tid, false);
@@ -448,6 +510,19 @@ sc_stack_save_td_running(struct sc_save *sv)
 	}
 	sc__hook(m, SC_HOOK_SAVE_BEFORE_IPI, td);
 	sc__ipi_cpu(pc, SC_IPI_TRACE, tid);
+	if ((m->m_cfg.mistakes & SC_MISTAKE_CLEAR_AFTER_IPI) != 0) {
+		/*
+		 * The answer word is cleared in sc__stack_intr_open(), before
+		 * the IPI exists, because from the send on the handler may
+		 * answer at any moment: on hardware its CPU runs beside this
+		 * one.  Cleared here, an answer that came first is wiped, and
+		 * the wait below waits for one that never comes.  In
+		 * deterministic mode the point is where the target's CPU may
+		 * take the IPI before this store.
+		 */
+		sc__ds_point();
+		atomic_store(&pc->pc_intr.si_td, NULL);
+	}
 	answer = sc__stack_intr_wait(pc, tag, sv->sv_deadline);
 	kstack = sc__stack_intr_close(pc, answer, td, sv->sv_st);
 	if (serial)

@@ -310,7 +310,8 @@ sc_snap_round(struct sc_snap *sn, uint64_t round)
 		ss = &sn->sn_slot[cpu];
 		if (ss->ss_ent < 0)
 			continue;
-		if (sc__stack_intr_open(&m->m_pcpu[cpu], sn->sn_deadline,
+		if (sc__stack_intr_open(&m->m_pcpu[cpu],
+		    sn->sn_ent[ss->ss_ent].se_td, sn->sn_deadline,
 		    &ss->ss_tag) != 0) {
 			sc_snap_answer(sn, &sn->sn_ent[ss->ss_ent], NULL,
 			    false);

@@ -184,6 +184,9 @@ EXPLORE_TEST(test_spin_held, "spin-held")
 EXPLORE_TEST(test_nmi_ule, "nmi-ule")
 EXPLORE_TEST(test_ule_incoming_nocpu, "ule-incoming-nocpu")
 EXPLORE_TEST(test_snapshot, "snapshot")
+EXPLORE_TEST(test_clear_after_ipi, "clear-after-ipi")
+EXPLORE_TEST(test_answer_target, "answer-target")
+EXPLORE_TEST(test_nocpu_offcpu, "nocpu-offcpu")
 
 #define EXPLORE_ENTRY(fn)						\
 	cmocka_unit_test(fn##_random), cmocka_unit_test(fn##_pct)
@@ -199,6 +202,9 @@ main(void)
 		EXPLORE_ENTRY(test_snapshot),
 		EXPLORE_ENTRY(test_nmi_ule),
 		EXPLORE_ENTRY(test_ule_incoming_nocpu),
+		EXPLORE_ENTRY(test_clear_after_ipi),
+		EXPLORE_ENTRY(test_answer_target),
+		EXPLORE_ENTRY(test_nocpu_offcpu),
 	};
 
 	exp_own_seed("test_explore");	/* the search chooses the seeds */

@@ -51,6 +51,24 @@ const struct exp_body exp_bodies[] = {
 	  .pct_steps = 500, .goal = EXP_REACHED, .scheds = EXP_ULE,
 	  .summary = "find ULE's window (RUNNING, NOCPU, lock free); the "
 	  "final protocol captures right; no hook" },
+	{ .name = "clear-after-ipi", .run = exp_clear_after_ipi, .ncpu = 2,
+	  .pct_steps = 500, .goal = EXP_BROKEN, .scheds = EXP_BOTH,
+	  .mistake = { .mistakes = SC_MISTAKE_CLEAR_AFTER_IPI,
+	      .what = "SC_MISTAKE_CLEAR_AFTER_IPI" },
+	  .summary = "the answer word cleared after the IPI: an answer "
+	  "that came first is wiped, the wait times out; no hook" },
+	{ .name = "answer-target", .run = exp_snapshot, .ncpu = 2,
+	  .pct_steps = 2000, .goal = EXP_BROKEN, .scheds = EXP_BOTH,
+	  .mistake = { .mistakes = SC_MISTAKE_ANSWER_TARGET,
+	      .what = "SC_MISTAKE_ANSWER_TARGET" },
+	  .summary = "the handler answers with the target, not curthread: "
+	  "another thread's stack taken as the target's; no hook" },
+	{ .name = "nocpu-offcpu", .run = exp_nocpu_offcpu, .ncpu = 2,
+	  .pct_steps = 500, .goal = EXP_BROKEN, .scheds = EXP_ULE,
+	  .mistake = { .mistakes = SC_MISTAKE_NOCPU_OFFCPU,
+	      .what = "SC_MISTAKE_NOCPU_OFFCPU" },
+	  .summary = "RUNNING with NOCPU taken for off-CPU: its pcb walked "
+	  "after it ran on; 4BSD holds; no hook" },
 	{ .name = "snapshot", .run = exp_snapshot, .ncpu = 2,
 	  .pct_steps = 2000, .goal = EXP_REACHED, .scheds = EXP_BOTH,
 	  .summary = "find a snapshot whose answer names another thread; "

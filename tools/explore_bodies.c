@@ -290,14 +290,10 @@ exp_no_proc_lock(struct sc_machine *m, bool mistaken, char *why, size_t len)
  * Checking a capture
  * ------------------------------------------------------------------------ */
 
-/*
- * A capture of td that returned error with st: EXP_HELD, or EXP_BROKEN
- * with why[].  0 must hold a frame of prefix's chain; `also` is another
- * result the protocol may give (EAGAIN for FreeBSD 12's), or -1.
- */
-static int
-exp_check(int k, struct sc_thread *td, int error, const struct sc_stack *st,
-    const char *prefix, int also, char *why, size_t len)
+int
+exp_capture_check(int k, struct sc_thread *td, int error,
+    const struct sc_stack *st, const char *prefix, int also, char *why,
+    size_t len)
 {
 	if (error == 0 && exp_stack_has(st, prefix))
 		return (EXP_HELD);
@@ -378,7 +374,8 @@ exp_stale_answer(struct sc_machine *m, bool mistaken, char *why, size_t len)
 		 * one. */
 		phase = atomic_load(&exp_sa_phase);
 		error = sc_stack_save_td_locked(p, t, &st);
-		bad = exp_check(k, t, error, &st, "exp_sa_", -1, why, len);
+		bad = exp_capture_check(k, t, error, &st, "exp_sa_", -1, why,
+		    len);
 		if (bad == EXP_HELD && error == 0 && phase == 1 &&
 		    exp_stack_has(&st, "exp_sa_old")) {
 			snprintf(why, len, "capture %d of td %d returned 0 "
@@ -494,7 +491,8 @@ exp_spin_held(struct sc_machine *m, bool mistaken, char *why, size_t len)
 		if (held)
 			sc_thread_unlock(z);
 		sc_proc_unlock(p);
-		bad = exp_check(k, t, error, &st, "exp_sh_", -1, why, len);
+		bad = exp_capture_check(k, t, error, &st, "exp_sh_", -1, why,
+		    len);
 		sc_machine_counters(m, &c);
 		if (held && error == ETIMEDOUT && c.retry_nocpu +
 		    c.retry_idle + c.retry_other == retries)
@@ -579,7 +577,8 @@ exp_incoming(struct sc_machine *m, bool mistaken, char *why, size_t len)
 		error = sc_stack_save_td(&st, t);
 		sc_thread_unlock(t);
 		sc_proc_unlock(p);
-		bad = exp_check(k, t, error, &st, "exp_in_", also, why, len);
+		bad = exp_capture_check(k, t, error, &st, "exp_in_", also, why,
+		    len);
 		sc_machine_counters(m, &c);
 		if (window == k && bad == EXP_BROKEN)
 			snprintf(why + strlen(why), len - strlen(why), "; "

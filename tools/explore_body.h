@@ -39,6 +39,15 @@ bool	exp_stack_has(const struct sc_stack *st, const char *prefix);
  */
 bool	exp_join(struct sc_thread *td, const void *wchan);
 
+/*
+ * A capture k of td that returned error with st: EXP_HELD, or EXP_BROKEN
+ * with why[].  0 must hold a frame of prefix's chain; `also` is another
+ * result the protocol may give (EAGAIN for FreeBSD 12's), or -1.
+ */
+int	exp_capture_check(int k, struct sc_thread *td, int error,
+	    const struct sc_stack *st, const char *prefix, int also,
+	    char *why, size_t len);
+
 int	exp_lock_held(struct sc_machine *m, bool mistaken, char *why,
 	    size_t len);
 int	exp_no_proc_lock(struct sc_machine *m, bool mistaken, char *why,
@@ -51,6 +60,11 @@ int	exp_incoming(struct sc_machine *m, bool mistaken, char *why,
 	    size_t len);
 /* explore_snapshot.c */
 int	exp_snapshot(struct sc_machine *m, bool mistaken, char *why,
+	    size_t len);
+/* explore_mistakes.c */
+int	exp_clear_after_ipi(struct sc_machine *m, bool mistaken, char *why,
+	    size_t len);
+int	exp_nocpu_offcpu(struct sc_machine *m, bool mistaken, char *why,
 	    size_t len);
 
 #endif /* !SC_EXPLORE_BODY_H */

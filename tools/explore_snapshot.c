@@ -1,7 +1,7 @@
 /*
  * The explorer's body for sc_machine_snapshot() and the per-CPU request
- * slots (explore.h): no mistake, the final protocol, every interleaving
- * the seed picks.
+ * slots (explore.h): the final protocol, every interleaving the seed
+ * picks; answer-target runs it with SC_MISTAKE_ANSWER_TARGET.
  *
  * - snapshot: two threads, each in a call chain of its own and a process
  *   of its own, yield and sleep by turns; a simulated requester captures
@@ -13,6 +13,11 @@
  *   another thread (a thread switched off between its look and its IPI)
  *   and its thread was captured in a later round, with the invariant
  *   held: the path that only an interleaving reaches.
+ * - answer-target (SC_MISTAKE_ANSWER_TARGET): the same body.  A mistake
+ *   makes the snapshot the kernel's way, one capture after another; a
+ *   thread that switches off between its td_oncpu read and the IPI (a
+ *   sleeps, yields to b or to the requester, or its CPU goes idle) is
+ *   answered for by the handler with the interrupted thread's stack.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -129,7 +134,6 @@ exp_snapshot(struct sc_machine *m, bool mistaken, char *why, size_t len)
 	size_t n;
 	int s, k, error, bad = EXP_HELD;
 
-	(void)mistaken;
 	atomic_store(&exp_sn_wrong, 0);
 	if (sc_proc_create(m, "sna", &pa) != 0 ||
 	    sc_proc_create(m, "snb", &pb) != 0 ||
@@ -172,6 +176,13 @@ exp_snapshot(struct sc_machine *m, bool mistaken, char *why, size_t len)
 		    (uintmax_t)c.timeouts, atomic_load(&exp_sn_wrong));
 		bad = EXP_BROKEN;
 	}
+	/* The one mistake this body runs with (answer-target). */
+	if (mistaken && bad == EXP_BROKEN)
+		snprintf(why + strlen(why), len - strlen(why), " (the handler "
+		    "answered with the thread asked for, not the one it "
+		    "interrupted: that thread switched off its CPU between "
+		    "the td_oncpu read and the IPI, and another thread's "
+		    "stack was taken as its own)");
 	if (bad == EXP_HELD && c.snapshot_retries > 0) {
 		snprintf(why, len, "%ju snapshot answers named another thread "
 		    "(it switched off between its look and its IPI); each such "
