@@ -13,8 +13,9 @@
  * the schedules within 1 and 2 deviations, whether the bound was covered,
  * and the time.
  *
- * usage: bench_check [NSEARCH [MAXRUNS [DFS_SECONDS]]]
- *   defaults 20 searches, 1000 runs a search, 60 s for the DFS coverage.
+ * usage: bench_check [NSEARCH [MAXRUNS [DFS_SECONDS [BODY]]]]
+ *   defaults 20 searches, 1000 runs a search, 60 s for the DFS coverage;
+ *   BODY: that body's rows only, and no coverage.
  * STACKCAP_SCHED chooses the scheduler.  Every figure is a function of the
  * seeds: the same at each run, on any host; only the times vary.
  */
@@ -238,6 +239,10 @@ main(int argc, char **argv)
 		maxruns = strtoull(argv[2], NULL, 10);
 	if (argc > 3)
 		seconds = atof(argv[3]);
+	if (argc > 4 && exp_find(argv[4]) == NULL) {
+		fprintf(stderr, "bench_check: no body \"%s\"\n", argv[4]);
+		return (2);
+	}
 	if (nsearch < 1 || nsearch > 64 || maxruns < 1) {
 		fprintf(stderr, "usage: bench_check [NSEARCH (1..64) [MAXRUNS "
 		    "[DFS_SECONDS]]]\n");
@@ -253,7 +258,8 @@ main(int argc, char **argv)
 		const struct exp_body *b = &exp_bodies[i];
 
 		if (!exp_has_mistake(b) ||
-		    (b->scheds & EXP_SCHED(exp_sched())) == 0)
+		    (b->scheds & EXP_SCHED(exp_sched())) == 0 ||
+		    (argc > 4 && strcmp(b->name, argv[4]) != 0))
 			continue;
 		printf("%s (%s):\n", b->name, b->mistake.what);
 		for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
@@ -263,6 +269,8 @@ main(int argc, char **argv)
 			    rows[r].strategy == SC_CHECK_DFS);
 		}
 	}
+	if (argc > 4)
+		return (0);
 	printf("DFS over the 3-thread capture body (2 spinners, %d captures), "
 	    "the final protocol, at most %.0f s a bound:\n", 2 * NCAPTURES,
 	    seconds);
