@@ -23,6 +23,8 @@
 
 #define SC_CHK_FNV_OFFSET	0xcbf29ce484222325ull
 #define SC_CHK_FNV_PRIME	0x100000001b3ull
+/* The decisions of a replay's or a fuzzer's run: the config's default. */
+#define SC_CHK_CAP		((size_t)1 << 20)
 
 _Atomic(struct sc_chk *) sc__chk_cur;
 static atomic_int sc_chk_busy;		/* an sc_check*() runs */
@@ -46,7 +48,7 @@ sc_check_config_init(struct sc_check_config *cc)
 	cc->shrink = 1;
 	cc->shrink_runs = 1000;
 	cc->sched = -1;
-	cc->max_decisions = (size_t)1 << 20;
+	cc->max_decisions = SC_CHK_CAP;
 }
 
 const char *
@@ -121,9 +123,13 @@ sc__chk_panic(const char *msg)
 	return (true);
 }
 
-/* Take the process's one check and the buffers for cap decisions. */
+/*
+ * Take the process's one check and the buffers for cap decisions, for
+ * runs of body(arg).
+ */
 static int
-sc_chk_begin(struct sc_chk_ctx *x, size_t cap, int sched)
+sc_chk_begin(struct sc_chk_ctx *x, size_t cap, int sched,
+    sc_check_body *body, void *arg)
 {
 	int busy = 0;
 
@@ -151,6 +157,8 @@ sc_chk_begin(struct sc_chk_ctx *x, size_t cap, int sched)
 			return (ENOMEM);
 		}
 	}
+	x->x_body = body;
+	x->x_arg = arg;
 	x->x_c.c_out = sc_chk_out;
 	x->x_c.c_trail = sc_chk_trail;
 	x->x_c.c_cap = cap;
@@ -411,12 +419,11 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 		snprintf(res->why, sizeof(res->why), "sc_check: %s", why);
 		return (EINVAL);
 	}
-	if ((error = sc_chk_begin(&x, cc->max_decisions, cc->sched)) != 0) {
+	if ((error = sc_chk_begin(&x, cc->max_decisions, cc->sched, body,
+	    arg)) != 0) {
 		snprintf(res->why, sizeof(res->why), "%s", sc_chk_why);
 		return (error);
 	}
-	x.x_body = body;
-	x.x_arg = arg;
 	x.x_cfg.sim_pct_steps = cc->pct_steps;
 	deadline = cc->time_limit_ns != 0 ? sc_now_ns() + cc->time_limit_ns :
 	    0;
@@ -555,10 +562,8 @@ sc_check_replay(const char *schedule, sc_check_body *body, void *arg)
 		    "NULL %s", schedule == NULL ? "schedule" : "body");
 		return (EINVAL);
 	}
-	if ((rc = sc_chk_begin(&x, (size_t)1 << 20, -1)) != 0)
+	if ((rc = sc_chk_begin(&x, SC_CHK_CAP, -1, body, arg)) != 0)
 		return (rc);
-	x.x_body = body;
-	x.x_arg = arg;
 	rc = sc_chk_replay1(&x, schedule, sc_chk_why, sizeof(sc_chk_why));
 	sc_chk_end(&x);
 	return (rc);
@@ -578,10 +583,8 @@ sc_check_fuzz(const uint8_t *data, size_t size, sc_check_body *body,
 		    "NULL %s", body == NULL ? "body" : "data");
 		return (EINVAL);
 	}
-	if ((rc = sc_chk_begin(&x, (size_t)1 << 20, -1)) != 0)
+	if ((rc = sc_chk_begin(&x, SC_CHK_CAP, -1, body, arg)) != 0)
 		return (rc);
-	x.x_body = body;
-	x.x_arg = arg;
 	x.x_c.c_mode = SC_CHK_BYTES;
 	x.x_c.c_bytes = data;
 	x.x_c.c_nbytes = size;

@@ -146,6 +146,17 @@ run_scenario(const struct demo_opts *o)
 	return (error != 0);
 }
 
+/* An explored run's outcome (enum exp_outcome), and why. */
+static void
+explore_say_outcome(int outcome, const char *why)
+{
+	printf("\n%s\n", outcome == EXP_BROKEN ? "The invariant broke:" :
+	    outcome == EXP_REACHED ? "The window was reached; the invariant "
+	    "held:" : "The invariant held.");
+	if (why[0] != '\0')
+		printf("%s\n", why);
+}
+
 /*
  * One run of an explorer body, narrated (and --json), with its outcome
  * and the command that replays it.  Returns the exit status: 0 when the
@@ -166,11 +177,7 @@ explore_replay(const struct demo_opts *o, const struct exp_body *b,
 		    why[0] != '\0' ? ": " : "", why);
 		return (1);
 	}
-	printf("\n%s\n", outcome == EXP_BROKEN ? "The invariant broke:" :
-	    outcome == EXP_REACHED ? "The window was reached; the invariant "
-	    "held:" : "The invariant held.");
-	if (why[0] != '\0')
-		printf("%s\n", why);
+	explore_say_outcome(outcome, why);
 	exp_replay_cmd(b, seed, o->pct, mistaken, cmd, sizeof(cmd));
 	printf("replay: %s\n", cmd);
 	return (expect >= 0 && outcome != expect);
@@ -215,11 +222,7 @@ run_scenario_schedule(const struct demo_opts *o)
 		fprintf(stderr, "stackcap-demo: %s\n", why);
 		return (1);
 	}
-	printf("\n%s\n", outcome == EXP_BROKEN ? "The invariant broke:" :
-	    outcome == EXP_REACHED ? "The window was reached; the invariant "
-	    "held:" : "The invariant held.");
-	if (why[0] != '\0')
-		printf("%s\n", why);
+	explore_say_outcome(outcome, why);
 	exp_replay_schedule_cmd(b, o->schedule, mistaken, cmd, sizeof(cmd));
 	printf("replay: %s\n", cmd);
 	return (0);
