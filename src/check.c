@@ -49,6 +49,8 @@ sc_check_config_init(struct sc_check_config *cc)
 	cc->shrink_runs = 1000;
 	cc->sched = -1;
 	cc->max_decisions = SC_CHK_CAP;
+	cc->shard = 0;
+	cc->shards = 1;
 }
 
 const char *
@@ -275,21 +277,23 @@ sc__chk_keep(struct sc_chk_ctx *x)
  * depth-first order: the deepest decision that may take its next
  * alternative within the bound (an alternative k costs k deviations),
  * the decisions before it as they were, the default after.  False when
- * there is none: the bound is covered.
+ * there is none deeper than decision `root`: the subtree of root's
+ * deviation (every schedule whose first deviation it is) is covered.
  */
 static bool
-sc_chk_dfs_next(const struct sc_chk *c, int bound, struct sc_chk_dec *list,
-    size_t *nlist)
+sc_chk_dfs_next(const struct sc_chk *c, int bound, uint64_t root,
+    struct sc_chk_dec *list, size_t *nlist)
 {
 	uint64_t i, cost, best;
 	size_t k;
 	uint32_t alt, n;
 	bool found = false;
 
-	cost = 0;
+	/* Before root every decision is the default. */
+	cost = c->c_trail[root] & 0xffff;
 	best = 0;
 	/* The deepest: the last that qualifies, scanning forwards. */
-	for (i = 0; i < c->c_ndec; i++) {
+	for (i = root + 1; i < c->c_ndec; i++) {
 		alt = c->c_trail[i] & 0xffff;
 		n = c->c_trail[i] >> 16;
 		if (alt + 1 < n && cost + alt + 1 <= (uint64_t)bound) {
@@ -308,38 +312,118 @@ sc_chk_dfs_next(const struct sc_chk *c, int bound, struct sc_chk_dec *list,
 	return (true);
 }
 
-int
-sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint64_t maxruns,
-    uint64_t deadline, uint64_t *runs, bool *failed, bool *complete)
+/*
+ * The first deviation after *r (d_idx, d_alt) in DFS order, from the
+ * default run's alternatives n0[]: the same decision's next alternative
+ * within the bound, else the deepest earlier decision's first.  *r
+ * starts as { ndec0, 0 }.  False when there is none.
+ */
+static bool
+sc_chk_dfs_root(const uint16_t *n0, int bound, struct sc_chk_dec *r)
 {
-	struct sc_chk_dec *list;
-	size_t nlist = 0;
-	int error = 0;
+	if (r->d_alt != 0 && r->d_alt + 1 < n0[r->d_idx] &&
+	    r->d_alt + 1 <= (uint32_t)bound) {
+		r->d_alt++;
+		return (true);
+	}
+	while (r->d_idx > 0 && bound >= 1) {
+		r->d_idx--;
+		r->d_alt = 1;
+		if (n0[r->d_idx] >= 2)
+			return (true);
+	}
+	return (false);
+}
 
+/* One run of the DFS under list; EINVAL if it did not repeat its prefix. */
+static int
+sc_chk_dfs_run(struct sc_chk_ctx *x, const struct sc_chk_dec *list,
+    size_t nlist, bool *failed)
+{
+	int error;
+
+	error = sc__chk_run_list(x, list, nlist, true, failed);
+	if (error == 0 && x->x_c.c_diverged) {
+		snprintf(x->x_why, sizeof(x->x_why), "DFS: a run did not "
+		    "repeat its prefix (decision %" PRIu64 "): the body is not "
+		    "deterministic", x->x_c.c_div_idx);
+		error = EINVAL;
+	}
+	return (error);
+}
+
+/*
+ * The DFS tree is the default run and, below it, one subtree for each
+ * deviation that a schedule may take first: the default run's decision
+ * i taking alternative a (a <= bound), in DFS order (the deepest i first,
+ * a ascending).  They are disjoint and cover the bound, so shard s of N
+ * takes the default run if s is 0, and the subtrees whose rank (1, 2, ...
+ * in that order) is s modulo N: every shard knows the ranks from the
+ * default run alone, which each runs (shard 0's schedule, counted there
+ * only), and runs no schedule of another.
+ */
+int
+sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint32_t shard, uint32_t shards,
+    uint64_t maxruns, uint64_t deadline, uint64_t *runs, bool *failed,
+    bool *complete)
+{
+	struct sc_chk_dec *list, root;
+	uint16_t *n0;
+	uint64_t rank, i;
+	size_t nlist;
+	int error;
+
+	SC_KASSERT(shards >= 1 && shard < shards, 0, "shard %u of %u", shard,
+	    shards);
 	*failed = *complete = false;
-	if ((list = malloc(x->x_c.c_cap * sizeof(*list))) == NULL) {
+	list = malloc(x->x_c.c_cap * sizeof(*list));
+	n0 = malloc(x->x_c.c_cap * sizeof(*n0));
+	if (list == NULL || n0 == NULL) {
+		free(list);
+		free(n0);
 		snprintf(x->x_why, sizeof(x->x_why), "no memory");
 		return (ENOMEM);
 	}
-	while (maxruns == 0 || *runs < maxruns) {
-		if (deadline != 0 && sc_now_ns() > deadline)
-			break;
-		error = sc__chk_run_list(x, list, nlist, true, failed);
+	error = 0;
+	if ((maxruns != 0 && *runs >= maxruns) ||
+	    (deadline != 0 && sc_now_ns() > deadline))
+		goto out;
+	if ((error = sc_chk_dfs_run(x, NULL, 0, failed)) != 0)
+		goto out;
+	if (shard == 0)
 		(*runs)++;
-		if (error == 0 && x->x_c.c_diverged) {
-			snprintf(x->x_why, sizeof(x->x_why), "DFS: a run did "
-			    "not repeat its prefix (decision %" PRIu64 "): the "
-			    "body is not deterministic", x->x_c.c_div_idx);
-			error = EINVAL;
-		}
-		if (error != 0 || *failed)
-			break;
-		if (!sc_chk_dfs_next(&x->x_c, bound, list, &nlist)) {
-			*complete = true;
-			break;
-		}
+	if (*failed && shard != 0) {
+		/* The default run is shard 0's to report. */
+		*failed = false;
+		*complete = true;
+		goto out;
 	}
+	if (*failed)
+		goto out;
+	for (i = 0; i < x->x_c.c_ndec; i++)
+		n0[i] = (uint16_t)(x->x_c.c_trail[i] >> 16);
+	root.d_idx = x->x_c.c_ndec;
+	root.d_alt = 0;
+	for (rank = 1; sc_chk_dfs_root(n0, bound, &root); rank++) {
+		if (rank % shards != shard)
+			continue;
+		list[0] = root;
+		nlist = 1;
+		do {
+			if ((maxruns != 0 && *runs >= maxruns) ||
+			    (deadline != 0 && sc_now_ns() > deadline))
+				goto out;
+			error = sc_chk_dfs_run(x, list, nlist, failed);
+			(*runs)++;
+			if (error != 0 || *failed)
+				goto out;
+		} while (sc_chk_dfs_next(&x->x_c, bound, root.d_idx, list,
+		    &nlist));
+	}
+	*complete = true;
+out:
 	free(list);
+	free(n0);
 	return (error);
 }
 
@@ -387,6 +471,9 @@ sc_chk_config_error(const struct sc_check_config *cc)
 	if (cc->sched != -1 && cc->sched != SC_SCHED_ULE &&
 	    cc->sched != SC_SCHED_4BSD)
 		return ("sched is neither -1, SC_SCHED_ULE nor SC_SCHED_4BSD");
+	if (cc->shards == 0 || cc->shard >= cc->shards)
+		return ("shard out of 0..shards - 1, or shards 0 "
+		    "(sc_check_config_init() sets shard 0 of 1)");
 	if (cc->max_decisions == 0 || cc->max_decisions > ((size_t)1 << 28))
 		return ("max_decisions out of 1..2^28");
 	return (NULL);
@@ -403,7 +490,7 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 {
 	struct sc_chk_ctx x;
 	const char *why, *env;
-	uint64_t deadline;
+	uint64_t deadline, i;
 	bool failed = false, complete = false;
 	int error, bound;
 
@@ -440,8 +527,8 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 		 * pass runs the cheaper schedules again (it needs their
 		 * decisions to branch from them): a few runs more, counted. */
 		for (bound = 0; bound <= cc->preemption_bound; bound++) {
-			error = sc__chk_dfs(&x, bound, cc->runs, deadline,
-			    &res->runs, &failed, &complete);
+			error = sc__chk_dfs(&x, bound, cc->shard, cc->shards,
+			    cc->runs, deadline, &res->runs, &failed, &complete);
 			if (error != 0 || failed || !complete)
 				break;
 		}
@@ -450,10 +537,12 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 		if (error == 0 && failed && (error = sc__chk_keep(&x)) == 0)
 			error = sc_chk_report(&x, cc, res);
 	} else {
-		for (error = 0; res->runs < cc->runs; ) {
+		/* Shard s of N: the runs i of the campaign's cc->runs with
+		 * i modulo N = s, seed first_seed + i. */
+		for (error = 0, i = cc->shard; i < cc->runs; i += cc->shards) {
 			if (deadline != 0 && sc_now_ns() > deadline)
 				break;
-			res->seed = cc->first_seed + res->runs;
+			res->seed = cc->first_seed + i;
 			x.x_c.c_mode = SC_CHK_DRAW;
 			x.x_c.c_polled = cc->strategy == SC_CHECK_PCT;
 			error = sc_chk_run(&x, res->seed, cc->strategy ==
@@ -477,6 +566,74 @@ sc_check(const struct sc_check_config *cc, sc_check_body *body, void *arg,
 	sc_chk_end(&x);
 	snprintf(sc_chk_why, sizeof(sc_chk_why), "%s", res->why);
 	return (error);
+}
+
+/*
+ * Does failure a come before failure b in the search that was sharded?
+ * Random and PCT: the smaller seed.  DFS (seed 0): the fewer deviations
+ * (iterative deepening), then the subtree first in DFS order, that of the
+ * deeper first deviation, then of its lower alternative.
+ */
+static bool
+sc_chk_before(const struct sc_check_result *a,
+    const struct sc_check_result *b)
+{
+	struct sc_chk_dec *da, *db;
+	uint64_t ndec, fp;
+	size_t na, nb;
+	int sched;
+	bool polled, before;
+	char why[64];
+
+	if (a->seed != 0 && b->seed != 0)
+		return (a->seed < b->seed);
+	if (a->preemptions_orig != b->preemptions_orig)
+		return (a->preemptions_orig < b->preemptions_orig);
+	if (a->schedule_orig == NULL || b->schedule_orig == NULL ||
+	    sc__chk_parse(a->schedule_orig, &sched, &polled, &ndec, &fp, &da,
+	    &na, why, sizeof(why)) != 0)
+		return (false);
+	if (sc__chk_parse(b->schedule_orig, &sched, &polled, &ndec, &fp, &db,
+	    &nb, why, sizeof(why)) != 0) {
+		free(da);
+		return (true);
+	}
+	if (na == 0 || nb == 0)
+		before = na == 0 && nb != 0;
+	else if (da[0].d_idx != db[0].d_idx)
+		before = da[0].d_idx > db[0].d_idx;
+	else
+		before = da[0].d_alt < db[0].d_alt;
+	free(da);
+	free(db);
+	return (before);
+}
+
+void
+sc_check_result_merge(struct sc_check_result *into,
+    struct sc_check_result *shard)
+{
+	struct sc_check_result t;
+
+	if (shard->failed && (!into->failed || sc_chk_before(shard, into))) {
+		t = *into;
+		into->failed = shard->failed;
+		into->seed = shard->seed;
+		into->schedule = shard->schedule;
+		into->schedule_orig = shard->schedule_orig;
+		into->preemptions = shard->preemptions;
+		into->preemptions_orig = shard->preemptions_orig;
+		into->decisions = shard->decisions;
+		memcpy(into->why, shard->why, sizeof(into->why));
+		shard->schedule = t.schedule;
+		shard->schedule_orig = t.schedule_orig;
+	}
+	into->runs += shard->runs;
+	into->shrink_runs += shard->shrink_runs;
+	into->complete = into->complete && shard->complete;
+	if (shard->max_decisions_seen > into->max_decisions_seen)
+		into->max_decisions_seen = shard->max_decisions_seen;
+	sc_check_result_free(shard);
 }
 
 /*

@@ -103,7 +103,7 @@ sc__chk_shrink(struct sc_chk_ctx *x, uint64_t budget)
 	/* Fewer deviations than are left, by DFS. */
 	for (bound = 1; bound <= 3 && runs < budget &&
 	    bound < sc__chk_cost(x->x_fail, x->x_nfail); bound++) {
-		if (sc__chk_dfs(x, bound, budget, 0, &runs, &failed,
+		if (sc__chk_dfs(x, bound, 0, 1, budget, 0, &runs, &failed,
 		    &complete) != 0)
 			break;
 		if (failed && x->x_kind == x->x_fail_kind) {

@@ -148,14 +148,16 @@ struct sc_chk_ctx {
 int	sc__chk_run_list(struct sc_chk_ctx *x, const struct sc_chk_dec *d,
 	    size_t n, bool strict, bool *failed);
 /*
- * check.c: DFS within bound (deviations) from the default schedule, at
- * most maxruns runs (0: no limit) counted in *runs, and no run begun
- * after deadline (CLOCK_MONOTONIC ns; 0: none), until a run fails
- * (*failed, x_c holds it) or every schedule ran (*complete).  Returns
- * 0, or an errno value with x_why saying why.
+ * check.c: DFS within bound (deviations) from the default schedule, its
+ * part shard of shards (0 of 1: all), at most maxruns runs (0: no limit)
+ * counted in *runs, and no run begun after deadline (CLOCK_MONOTONIC ns;
+ * 0: none), until a run fails (*failed, x_c holds it) or every schedule
+ * of the part ran (*complete).  Returns 0, or an errno value with x_why
+ * saying why.
  */
-int	sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint64_t maxruns,
-	    uint64_t deadline, uint64_t *runs, bool *failed, bool *complete);
+int	sc__chk_dfs(struct sc_chk_ctx *x, int bound, uint32_t shard,
+	    uint32_t shards, uint64_t maxruns, uint64_t deadline,
+	    uint64_t *runs, bool *failed, bool *complete);
 /* check.c: keep the run x_c just made as the failing one.  ENOMEM. */
 int	sc__chk_keep(struct sc_chk_ctx *x);
 /*

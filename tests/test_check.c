@@ -268,6 +268,72 @@ test_user_body_all_strategies(void **state)
 	}
 }
 
+/*
+ * A campaign in 3 shards (cc.shard) merged (sc_check_result_merge())
+ * equals the search in one: DFS over the user's body at bound 1 (every
+ * shard complete, the same count of schedules, none run twice: each
+ * shard ran its part only), DFS and random on a mistake (the same first
+ * failure: its schedule before shrinking, and its seed).
+ */
+static void
+sharded_equals_whole(struct sc_check_config *cc, sc_check_body *body,
+    void *arg)
+{
+	struct sc_check_result whole, merged, part;
+	uint32_t k;
+
+	cc->shrink = 0;
+	cc->shard = 0;
+	cc->shards = 1;
+	assert_int_equal(sc_check(cc, body, arg, &whole), 0);
+	cc->shards = 3;
+	for (k = 0; k < cc->shards; k++) {
+		cc->shard = k;
+		assert_int_equal(sc_check(cc, body, arg, k == 0 ? &merged :
+		    &part), 0);
+		if (k == 0)
+			continue;
+		assert_true(part.runs > 0);
+		sc_check_result_merge(&merged, &part);
+	}
+	assert_int_equal(merged.failed, whole.failed);
+	assert_int_equal(merged.complete, whole.complete);
+	if (!whole.failed)
+		assert_int_equal(merged.runs, whole.runs);
+	else {
+		assert_string_equal(merged.schedule_orig, whole.schedule_orig);
+		assert_int_equal(merged.seed, whole.seed);
+		assert_int_equal(merged.preemptions_orig,
+		    whole.preemptions_orig);
+	}
+	print_message("strategy %d, %s: whole %ju runs, 3 shards %ju\n",
+	    cc->strategy, whole.failed ? "failed" : "held",
+	    (uintmax_t)whole.runs, (uintmax_t)merged.runs);
+	sc_check_result_free(&whole);
+	sc_check_result_free(&merged);
+}
+
+static void
+test_shards_merge(void **state)
+{
+	struct sc_check_config cc;
+	struct cap c = { .captures = 1 };
+	struct exp_check e;
+
+	(void)state;
+	sc_check_config_init(&cc);
+	cc.strategy = SC_CHECK_DFS;
+	cc.preemption_bound = 1;
+	cc.runs = 0;
+	sharded_equals_whole(&cc, capture_body, &c);
+	exp_arg(&e, "no-proc-lock", true);
+	cc_for(&cc, &e, SC_CHECK_DFS);
+	cc.preemption_bound = 2;
+	sharded_equals_whole(&cc, exp_check_body, &e);
+	cc_for(&cc, &e, SC_CHECK_RANDOM);
+	sharded_equals_whole(&cc, exp_check_body, &e);
+}
+
 /* A found schedule, replayed three ways: the call, the variable inside
  * another sc_check(), a fuzzer's bytes. */
 static void
@@ -386,6 +452,11 @@ test_bad_config(void **state)
 	expect_config_error(&cc, "sched");
 	cc.preemption_bound = -1;
 	expect_config_error(&cc, "preemption_bound");
+	cc.shards = 0;
+	expect_config_error(&cc, "shard");
+	cc.shards = 2;
+	cc.shard = 2;
+	expect_config_error(&cc, "shard");
 }
 
 static void
@@ -492,6 +563,7 @@ main(void)
 		cmocka_unit_test(test_dfs_finds),
 		cmocka_unit_test(test_final_protocol_holds),
 		cmocka_unit_test(test_dfs_complete),
+		cmocka_unit_test(test_shards_merge),
 		cmocka_unit_test(test_user_body_all_strategies),
 		cmocka_unit_test(test_schedule_replays_everywhere),
 		cmocka_unit_test(test_kassert_fails_run),

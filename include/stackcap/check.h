@@ -81,7 +81,16 @@ struct sc_check_config {
 					   default 1 << 20 */
 	uint64_t	time_limit_ns;	/* stop the search (not a run) after
 					   this long; 0 (default): no limit */
-	uint64_t	reserved[7];
+	uint32_t	shard;		/* this process's part of a campaign
+					   split in shards parts, 0..shards - 1
+					   (docs/check.md, "Campaigns"):
+					   RANDOM, PCT: the runs i of runs
+					   with i % shards == shard; DFS: the
+					   subtrees of the first deviations
+					   of rank % shards == shard; default
+					   0 */
+	uint32_t	shards;		/* default 1 */
+	uint64_t	reserved[6];
 };
 
 /* What sc_check() found.  Free with sc_check_result_free(). */
@@ -145,6 +154,17 @@ SC_EXTERN int	sc_check(const struct sc_check_config *cc, sc_check_body *body,
 
 /* Free what res holds (the schedules); res may be reused. */
 SC_EXTERN void	sc_check_result_free(struct sc_check_result *res);
+
+/*
+ * Merge the result of one shard of a campaign (the same cc but
+ * cc.shard) into another's: runs add up, complete only if both were, and
+ * the failure kept is the one the unsharded search reports (random, PCT:
+ * the smallest seed; DFS: the fewest deviations, then the first in DFS
+ * order).  Takes what shard holds (it is freed, and may be reused).
+ * Context: any thread.
+ */
+SC_EXTERN void	sc_check_result_merge(struct sc_check_result *into,
+		    struct sc_check_result *shard);
 
 /*
  * Run body once under schedule, as it was recorded.  Returns 0, the run
