@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sc_test.h"
+#include "sc_test_bodies.h"
 #include "explore.h"
 #include "stackcap/check.h"
 
@@ -25,29 +26,16 @@
  * ------------------------------------------------------------------------ */
 
 struct cap {
-	atomic_int	started;
-	atomic_int	stop;
+	struct spin	s;		/* the spinner's (sc_test_bodies.h) */
 	int		captures;	/* in the body: how many */
 	int		nobody;		/* make no machine */
 	int		nested;		/* call sc_check() inside: its rc */
 	int		nested_rc;
 };
 
-static SC_NOIPA void
-cap_spin(void *arg)
-{
-	struct cap *c = arg;
-
-	atomic_store(&c->started, 1);
-	while (!atomic_load(&c->stop))
-		sc_maybe_yield();
-	SC_BARRIER();
-}
-SC_CHAIN(cap_outer, cap_spin)
-
 /*
  * Held: every capture of the spinner returned 0 with its own frame
- * (cap_spin), or EBUSY.  cfg as given, but 2 CPUs and a bound of 20 ms
+ * (spin_polite), or EBUSY.  cfg as given, but 2 CPUs and a bound of 20 ms
  * of virtual time a capture.
  */
 static int
@@ -74,23 +62,22 @@ capture_body(const struct sc_machine_config *ccfg, void *arg)
 	cfg.capture_timeout_ns = 20L * 1000 * 1000;
 	if (sc_machine_create(&cfg, &m) != 0)
 		return (-1);
-	atomic_store(&c->started, 0);
-	atomic_store(&c->stop, 0);
+	memset(&c->s, 0, sizeof(c->s));
 	if (sc_proc_create(m, "user", &p) != 0 ||
-	    sc_thread_create(p, "spinner", cap_outer, c, &t) != 0) {
+	    sc_thread_create(p, "spinner", spin_polite, &c->s, &t) != 0) {
 		sc_machine_destroy(m);
 		return (-1);
 	}
-	while (!atomic_load(&c->started))
+	while (!atomic_load(&c->s.spinning))
 		sc_maybe_yield();
 	for (k = 0; k < c->captures && !bad; k++) {
 		error = sc_stack_save_td_locked(p, t, &st);
-		if (error == 0 && sc_test_stack_find(&st, 0, "cap_spin") < 0)
+		if (error == 0 && sc_test_stack_find(&st, 0, "spin_polite") < 0)
 			bad = 1;
 		else if (error != 0 && error != EBUSY)
 			bad = 1;
 	}
-	atomic_store(&c->stop, 1);
+	atomic_store(&c->s.release, 1);
 	(void)sc_thread_join(t);
 	sc_machine_destroy(m);
 	return (bad);
