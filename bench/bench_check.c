@@ -15,7 +15,8 @@
  *
  * usage: bench_check [NSEARCH [MAXRUNS [DFS_SECONDS [BODY]]]]
  *   defaults 20 searches, 1000 runs a search, 60 s for the DFS coverage;
- *   BODY: that body's rows only, and no coverage.
+ *   BODY: that body's rows only, and no coverage; "coverage": the
+ *   coverage only.
  * STACKCAP_SCHED chooses the scheduler.  Every figure is a function of the
  * seeds: the same at each run, on any host; only the times vary.
  */
@@ -128,65 +129,19 @@ cell_print(const char *how, const struct cell *c, bool dfs)
  * The 3-thread capture body (bench_det's), the final protocol
  * ------------------------------------------------------------------------ */
 
-static atomic_int bc_stop, bc_started;
-
-static SC_NOIPA void
-bc_spin(void *arg)
-{
-	(void)arg;
-	atomic_fetch_add(&bc_started, 1);
-	while (!atomic_load(&bc_stop))
-		sc_maybe_yield();
-	SC_BARRIER();
-}
-
-/*
- * Held: every capture returned 0 with the spinner's frame.  It waits for
- * both spinners to be in bc_spin(), not only RUNNING (bench_det's wait):
- * DFS's first finding here, within one deviation, was a capture of a
- * RUNNING spinner that had not left sc__fork_exit() yet, a right answer
- * that this body's first version called wrong.
- */
+/* Held: every capture returned 0 with the spinner's frame. */
 static int
 bc_body(const struct sc_machine_config *ccfg, void *arg)
 {
 	struct sc_machine_config cfg = *ccfg;
 	struct sc_machine *m;
-	struct sc_proc *p;
-	struct sc_thread *td[2];
-	struct sc_stack st;
-	char sym[64];
-	uintptr_t off;
-	int i, k, j, nt, bad = 0, found;
+	int bad;
 
 	(void)arg;
 	cfg.capture_timeout_ns = 20L * 1000 * 1000;
 	if (sc_machine_create(&cfg, &m) != 0)
 		return (-1);
-	atomic_store(&bc_stop, 0);
-	atomic_store(&bc_started, 0);
-	if (sc_proc_create(m, "bench", &p) != 0)
-		bad = -1;
-	for (nt = 0; nt < 2 && bad == 0; nt++)
-		if (sc_thread_create(p, "spin", bc_spin, NULL, &td[nt]) != 0)
-			bad = -1;
-	while (bad == 0 && atomic_load(&bc_started) < 2)
-		sc_maybe_yield();
-	for (k = 0; k < NCAPTURES && bad == 0; k++)
-		for (i = 0; i < 2 && bad == 0; i++) {
-			if (sc_stack_save_td_locked(p, td[i], &st) != 0) {
-				bad = 1;
-				break;
-			}
-			for (found = 0, j = 0; j < st.depth; j++)
-				if (sc_symbolize(st.pcs[j], sym, sizeof(sym),
-				    &off) == 0 && strcmp(sym, "bc_spin") == 0)
-					found = 1;
-			bad = !found;
-		}
-	atomic_store(&bc_stop, 1);
-	for (i = 0; i < nt - (bad < 0); i++)
-		(void)sc_thread_join(td[i]);
+	bad = bench_capture_body(m, NCAPTURES);
 	sc_machine_destroy(m);
 	return (bad);
 }
@@ -239,7 +194,8 @@ main(int argc, char **argv)
 		maxruns = strtoull(argv[2], NULL, 10);
 	if (argc > 3)
 		seconds = atof(argv[3]);
-	if (argc > 4 && exp_find(argv[4]) == NULL) {
+	if (argc > 4 && exp_find(argv[4]) == NULL &&
+	    strcmp(argv[4], "coverage") != 0) {
 		fprintf(stderr, "bench_check: no body \"%s\"\n", argv[4]);
 		return (2);
 	}
@@ -269,7 +225,7 @@ main(int argc, char **argv)
 			    rows[r].strategy == SC_CHECK_DFS);
 		}
 	}
-	if (argc > 4)
+	if (argc > 4 && strcmp(argv[4], "coverage") != 0)
 		return (0);
 	printf("DFS over the 3-thread capture body (2 spinners, %d captures), "
 	    "the final protocol, at most %.0f s a bound:\n", 2 * NCAPTURES,

@@ -79,6 +79,24 @@ exp_stack_has(const struct sc_stack *st, const char *prefix)
 	return (false);
 }
 
+int
+exp_start1(struct sc_machine *m, const char *pname, void (*fn)(void *),
+    struct sc_proc **p, struct sc_thread **t, char *why, size_t len)
+{
+	*t = NULL;
+	if (sc_proc_create(m, pname, p) != 0 ||
+	    sc_thread_create(*p, "target", fn, NULL, t) != 0) {
+		*t = NULL;
+		snprintf(why, len, "cannot create the threads");
+		return (EXP_BROKEN);
+	}
+	if (!EXP_WAIT(atomic_load(&exp_started) == 1)) {
+		snprintf(why, len, "the target never started");
+		return (EXP_BROKEN);
+	}
+	return (EXP_HELD);
+}
+
 bool
 exp_join(struct sc_thread *td, const void *wchan)
 {
@@ -356,18 +374,12 @@ exp_stale_answer(struct sc_machine *m, bool mistaken, char *why, size_t len)
 	struct sc_proc *p;
 	struct sc_thread *t;
 	struct sc_stack st;
-	int error, k, i, phase, bad = EXP_HELD;
+	int error, k, i, phase, bad;
 
 	atomic_store(&exp_sa_phase, 0);
-	if (sc_proc_create(m, "stale", &p) != 0 ||
-	    sc_thread_create(p, "target", exp_sa_target, NULL, &t) != 0) {
-		snprintf(why, len, "cannot create the threads");
-		return (EXP_BROKEN);
-	}
-	if (!EXP_WAIT(atomic_load(&exp_started) == 1)) {
-		snprintf(why, len, "the target never started");
-		bad = EXP_BROKEN;
-	}
+	if ((bad = exp_start1(m, "stale", exp_sa_target, &p, &t, why, len)) !=
+	    EXP_HELD && t == NULL)
+		return (bad);
 	for (k = 0; bad == EXP_HELD && k < EXP_SA_CAPTURES; k++) {
 		/* Seen before the capture: the target is in the new chain
 		 * from here on, and a capture made now cannot find the old
@@ -549,20 +561,14 @@ exp_incoming(struct sc_machine *m, bool mistaken, char *why, size_t len)
 	struct sc_stack st;
 	struct sc_counters c;
 	uint64_t nocpu0;
-	int error, k, also, window = -1, bad = EXP_HELD;
+	int error, k, also, window = -1, bad;
 	char reached[256];
 
 	/* FreeBSD 12's protocol answers EAGAIN for interrupts disabled. */
 	also = mistaken ? EAGAIN : -1;
-	if (sc_proc_create(m, "incoming", &p) != 0 ||
-	    sc_thread_create(p, "target", exp_in_target, NULL, &t) != 0) {
-		snprintf(why, len, "cannot create the threads");
-		return (EXP_BROKEN);
-	}
-	if (!EXP_WAIT(atomic_load(&exp_started) == 1)) {
-		snprintf(why, len, "the target never started");
-		bad = EXP_BROKEN;
-	}
+	if ((bad = exp_start1(m, "incoming", exp_in_target, &p, &t, why, len)) !=
+	    EXP_HELD && t == NULL)
+		return (bad);
 	reached[0] = '\0';
 	for (k = 0; bad == EXP_HELD && k < EXP_IN_CAPTURES; k++) {
 		sc_wakeup(&exp_in_chan);

@@ -33,6 +33,16 @@ extern atomic_int exp_stop, exp_started, exp_rdone;
 bool	exp_stack_has(const struct sc_stack *st, const char *prefix);
 
 /*
+ * A process pname of m and its thread "target" running fn(NULL), which
+ * adds 1 to exp_started once it runs: EXP_HELD once it did (bounded), or
+ * EXP_BROKEN with why[] saying what failed, and *t NULL if the thread
+ * was not made (else the caller joins it).
+ */
+int	exp_start1(struct sc_machine *m, const char *pname,
+	    void (*fn)(void *), struct sc_proc **p, struct sc_thread **t,
+	    char *why, size_t len);
+
+/*
  * Join td once it has exited (bounded), waking wchan (unless NULL) while
  * it has not; a thread that did not exit is left to
  * sc_machine_destroy().  False then.

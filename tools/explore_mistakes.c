@@ -59,18 +59,12 @@ exp_clear_after_ipi(struct sc_machine *m, bool mistaken, char *why,
 	struct sc_thread *t;
 	struct sc_stack st;
 	struct sc_counters c0, c1;
-	int error, k, bad = EXP_HELD;
+	int error, k, bad;
 
 	(void)mistaken;
-	if (sc_proc_create(m, "clear", &p) != 0 ||
-	    sc_thread_create(p, "target", exp_ca_target, NULL, &t) != 0) {
-		snprintf(why, len, "cannot create the threads");
-		return (EXP_BROKEN);
-	}
-	if (!EXP_WAIT(atomic_load(&exp_started) == 1)) {
-		snprintf(why, len, "the target never started");
-		bad = EXP_BROKEN;
-	}
+	if ((bad = exp_start1(m, "clear", exp_ca_target, &p, &t, why, len)) !=
+	    EXP_HELD && t == NULL)
+		return (bad);
 	for (k = 0; bad == EXP_HELD && k < EXP_CA_CAPTURES; k++) {
 		sc_machine_counters(m, &c0);
 		error = sc_stack_save_td_locked(p, t, &st);
@@ -138,17 +132,11 @@ exp_nocpu_offcpu(struct sc_machine *m, bool mistaken, char *why, size_t len)
 	struct sc_proc *p;
 	struct sc_thread *t;
 	struct sc_stack st;
-	int error, k, bad = EXP_HELD;
+	int error, k, bad;
 
-	if (sc_proc_create(m, "nocpu", &p) != 0 ||
-	    sc_thread_create(p, "target", exp_nc_target, NULL, &t) != 0) {
-		snprintf(why, len, "cannot create the threads");
-		return (EXP_BROKEN);
-	}
-	if (!EXP_WAIT(atomic_load(&exp_started) == 1)) {
-		snprintf(why, len, "the target never started");
-		bad = EXP_BROKEN;
-	}
+	if ((bad = exp_start1(m, "nocpu", exp_nc_target, &p, &t, why, len)) !=
+	    EXP_HELD && t == NULL)
+		return (bad);
 	for (k = 0; bad == EXP_HELD && k < EXP_NC_CAPTURES; k++) {
 		sc_wakeup(&exp_nc_chan);
 		error = sc_stack_save_td_locked(p, t, &st);
