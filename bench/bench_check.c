@@ -167,6 +167,8 @@ dfs_cover(int bound, double seconds)
 	    (uintmax_t)res.max_decisions_seen,
 	    (double)(sc_now_ns() - t0) / 1e9, res.failed ? res.why :
 	    "no failure");
+	if (res.failed)
+		printf("  STACKCAP_SCHEDULE='%s'\n", res.schedule);
 	sc_check_result_free(&res);
 }
 
