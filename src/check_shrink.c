@@ -21,6 +21,11 @@
 #include "sc_internal.h"
 #include "check_var.h"
 
+/* DFS's bounds, 1 to this many. */
+#define SC_CHK_SHRINK_DFS	3
+/* More deviations than this left after the prefix: DFS first. */
+#define SC_CHK_SHRINK_MANY	8
+
 /* Run the trial d[0..n); keep it if it fails as the kept run did, and is
  * better.  True if kept. */
 static bool
@@ -39,14 +44,38 @@ sc_chk_try(struct sc_chk_ctx *x, const struct sc_chk_dec *d, size_t n)
 	return (sc__chk_keep(x) == 0);
 }
 
+/*
+ * DFS from the default schedule within 1, 2, 3 deviations, below the
+ * kept run's: keeps the first failure found (the fewest deviations
+ * there are), at most budget runs.  Returns the runs made.
+ */
+static uint64_t
+sc_chk_shrink_dfs(struct sc_chk_ctx *x, uint64_t budget)
+{
+	uint64_t runs = 0;
+	bool failed, complete;
+	int bound;
+
+	for (bound = 1; bound <= SC_CHK_SHRINK_DFS && runs < budget &&
+	    bound < sc__chk_cost(x->x_fail, x->x_nfail); bound++) {
+		if (sc__chk_dfs(x, bound, 0, 1, budget, 0, &runs, &failed,
+		    &complete) != 0)
+			break;
+		if (failed && x->x_kind == x->x_fail_kind) {
+			(void)sc__chk_keep(x);
+			break;
+		}
+	}
+	return (runs);
+}
+
 uint64_t
 sc__chk_shrink(struct sc_chk_ctx *x, uint64_t budget)
 {
 	struct sc_chk_dec *t;
 	uint64_t runs = 0;
 	size_t gran = 2, chunk, start, n, i, k, lo, hi, mid;
-	bool kept, failed, complete;
-	int bound;
+	bool kept, dfs_done = false;
 
 	/* A kept list has no more entries than deviations (each at least
 	 * 1), and no more deviations than the first. */
@@ -65,6 +94,14 @@ sc__chk_shrink(struct sc_chk_ctx *x, uint64_t budget)
 			hi = x->x_nfail < mid ? x->x_nfail : mid;
 		else
 			lo = mid + 1;
+	}
+	/* Still many deviations after the prefix: DFS first, with half
+	 * of the budget, for ddmin from many rarely comes down to a few
+	 * (nocpu-offcpu's 60 to 21, which needs 2), and DFS finds a few
+	 * if there are, within its budget; ddmin then has the rest. */
+	if (sc__chk_cost(x->x_fail, x->x_nfail) > SC_CHK_SHRINK_MANY) {
+		runs += sc_chk_shrink_dfs(x, (budget - runs) / 2);
+		dfs_done = true;
 	}
 	/* ddmin: drop chunks of 1/gran of the list. */
 	while (x->x_nfail != 0 && runs < budget) {
@@ -100,16 +137,8 @@ sc__chk_shrink(struct sc_chk_ctx *x, uint64_t budget)
 			i = (size_t)-1;		/* from the start again */
 	}
 	free(t);
-	/* Fewer deviations than are left, by DFS. */
-	for (bound = 1; bound <= 3 && runs < budget &&
-	    bound < sc__chk_cost(x->x_fail, x->x_nfail); bound++) {
-		if (sc__chk_dfs(x, bound, 0, 1, budget, 0, &runs, &failed,
-		    &complete) != 0)
-			break;
-		if (failed && x->x_kind == x->x_fail_kind) {
-			(void)sc__chk_keep(x);
-			break;
-		}
-	}
+	/* Fewer deviations than are left, by DFS, if not tried yet. */
+	if (!dfs_done)
+		runs += sc_chk_shrink_dfs(x, budget - runs);
 	return (runs);
 }
