@@ -29,7 +29,30 @@ struct demo_opts {
 	uint64_t	seed;		/* --seed S (0: search) */
 	int		mistake;	/* --mistake on|off (default on) */
 	const char	*schedule;	/* --schedule S */
+	int		jobs;		/* --jobs N (0: one process) */
+	unsigned	shard, shards;	/* --shard K/N (shards 0: none) */
 };
+
+#define DEMO_MAXJOBS	64
+
+struct exp_body;
+struct exp_found;
+
+/*
+ * --explore with --shard K/N: that part of the search, its result as one
+ * line on stdout (demo_jobs.c).  Returns the exit status.
+ */
+int	demo_explore_shard(const struct demo_opts *o,
+	    const struct exp_body *b, int runs);
+
+/*
+ * --explore with --jobs N: the search in N processes (this program, each
+ * with --shard K/N), merged into f's seed (the smallest found, 0: none)
+ * and nrun (the runs of all).  Returns 0, or EIO when a part failed (said
+ * on stderr).  Context: the main thread.
+ */
+int	demo_explore_jobs(const struct demo_opts *o, const struct exp_body *b,
+	    int runs, struct exp_found *f);
 
 /*
  * Build the demo machine (o->ncpu CPUs), hand it to show(), tear it down.

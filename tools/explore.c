@@ -156,7 +156,8 @@ exp_check_body(const struct sc_machine_config *ccfg, void *arg)
  */
 static int
 exp_check(struct exp_check *e, uint64_t first, int runs, int pct,
-    struct exp_found *f, char *why, size_t len)
+    uint32_t shard, uint32_t shards, struct exp_found *f, char *why,
+    size_t len)
 {
 	struct sc_check_config cc;
 	struct sc_check_result res;
@@ -171,6 +172,8 @@ exp_check(struct exp_check *e, uint64_t first, int runs, int pct,
 	cc.pct_steps = e->b->pct_steps;
 	cc.first_seed = first;
 	cc.runs = (uint64_t)runs;
+	cc.shard = shard;
+	cc.shards = shards;
 	cc.shrink = e->shrink;
 	error = sc_check(&cc, exp_check_body, e, &res);
 	if (res.failed && e->shrink && strlen(res.schedule) <
@@ -227,7 +230,7 @@ exp_run(const struct exp_body *b, uint64_t seed, int pct, bool mistaken,
 		    "exp_own_seed() first");
 		return (EINVAL);
 	}
-	error = exp_check(&e, seed, 1, pct, &f, why, len);
+	error = exp_check(&e, seed, 1, pct, 0, 1, &f, why, len);
 	*outcome = f.outcome;
 	return (error);
 }
@@ -236,12 +239,22 @@ int
 exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
     bool mistaken, unsigned stop, bool shrink, struct exp_found *f)
 {
+	return (exp_search_shard(b, first, runs, pct, mistaken, stop, shrink,
+	    0, 1, f));
+}
+
+int
+exp_search_shard(const struct exp_body *b, uint64_t first, int runs,
+    int pct, bool mistaken, unsigned stop, bool shrink, uint32_t shard,
+    uint32_t shards, struct exp_found *f)
+{
 	struct exp_check e = { .b = b, .mistaken = mistaken, .stop = stop,
 	    .shrink = shrink };
 	char why[1024];
 	int error;
 
-	error = exp_check(&e, first, runs, pct, f, why, sizeof(why));
+	error = exp_check(&e, first, runs, pct, shard, shards, f, why,
+	    sizeof(why));
 	if (f->seed == 0)
 		f->outcome = EXP_HELD;
 	return (error);

@@ -122,6 +122,15 @@ int	exp_search(const struct exp_body *b, uint64_t first, int runs, int pct,
 	    bool mistaken, unsigned stop, bool shrink, struct exp_found *f);
 
 /*
+ * exp_search()'s part shard of shards (sc_check()'s cc.shard): the runs
+ * i of the search with i % shards == shard, seed first + i.  The part
+ * with the smallest seed found has the search's.
+ */
+int	exp_search_shard(const struct exp_body *b, uint64_t first, int runs,
+	    int pct, bool mistaken, unsigned stop, bool shrink, uint32_t shard,
+	    uint32_t shards, struct exp_found *f);
+
+/*
  * One run of b under schedule (sc_check_replay()), as exp_run() for a
  * seed.  Returns 0, or SC_CHECK_DIVERGED or an errno value with why[]
  * saying why.

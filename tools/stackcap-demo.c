@@ -255,7 +255,7 @@ static int
 run_explore(const struct demo_opts *o)
 {
 	const struct exp_body *b = exp_find(o->explore);
-	struct exp_found f;
+	struct exp_found f, g;
 	char cmd[sizeof(f.schedule) + 256];
 	bool mistaken = o->mistake != 0;
 	int error, status, runs = o->runs > 0 ? o->runs : 1000;
@@ -266,12 +266,30 @@ run_explore(const struct demo_opts *o)
 		return (2);
 	}
 	exp_own_seed("stackcap-demo");
+	if (o->shards != 0)
+		return (demo_explore_shard(o, b, runs));
 	printf("Exploring %s: %s\n", b->name, b->summary);
 	explore_say_how(o, b, mistaken);
 	if (o->seed != 0)
 		return (explore_replay(o, b, o->seed, mistaken, -1));
-	error = exp_search(b, 1, runs, o->pct, mistaken,
-	    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), true, &f);
+	if (o->jobs > 1) {
+		printf("(%d processes: --shard K/%d each, merged)\n", o->jobs,
+		    o->jobs);
+		error = demo_explore_jobs(o, b, runs, &f);
+		/* The seed's schedule, shrunk here, once. */
+		if (error == 0 && f.seed != 0)
+			error = exp_search(b, f.seed, 1, o->pct, mistaken,
+			    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), true,
+			    &g);
+		if (error == 0 && f.seed != 0) {
+			memcpy(f.schedule, g.schedule, sizeof(f.schedule));
+			f.deviations = g.deviations;
+			f.deviations_orig = g.deviations_orig;
+			f.outcome = g.outcome;
+		}
+	} else
+		error = exp_search(b, 1, runs, o->pct, mistaken,
+		    EXP_MASK(b->goal) | EXP_MASK(EXP_BROKEN), true, &f);
 	if (error != 0) {
 		fprintf(stderr, "stackcap-demo: %s\n", sc_errname(error));
 		return (1);
@@ -281,9 +299,13 @@ run_explore(const struct demo_opts *o)
 		    "reached the window" : "broke the invariant");
 		return (1);
 	}
-	printf("seed %ju %s, at run %d\n", (uintmax_t)f.seed,
+	printf("seed %ju %s, at run %ju", (uintmax_t)f.seed,
 	    f.outcome == EXP_REACHED ? "reached the window" :
-	    "broke the invariant", f.nrun);
+	    "broke the invariant", o->jobs > 1 ? (uintmax_t)f.seed :
+	    (uintmax_t)f.nrun);
+	if (o->jobs > 1)
+		printf(" (%d runs in all, %d processes)", f.nrun, o->jobs);
+	printf("\n");
 	status = explore_replay(o, b, f.seed, mistaken, f.outcome);
 	if (f.schedule[0] != '\0') {
 		exp_replay_schedule_cmd(b, f.schedule, mistaken, cmd,
@@ -323,7 +345,8 @@ usage(FILE *fp, const char *prog)
 	    "           [--json FILE]             one checked run, replayed\n"
 	    "       %s --sample N [--ncpu N]      collapsed stacks\n"
 	    "       %s --explore NAME [--runs N] [--pct DEPTH] [--seed S]\n"
-	    "           [--mistake on|off]        search seeds for a mistake\n"
+	    "           [--mistake on|off] [--jobs N | --shard K/N]\n"
+	    "                                     search seeds for a mistake\n"
 	    "\n"
 	    "Builds a simulated machine with threads asleep in named call\n"
 	    "chains, interrupt threads that never ran, a swapped-out thread,\n"
@@ -363,6 +386,12 @@ usage(FILE *fp, const char *prog)
 	    "  --schedule S     with --scenario: one run of the explorer body\n"
 	    "                   NAME under the schedule S that --explore\n"
 	    "                   printed (shrunk; docs/check.md)\n"
+	    "  --jobs N         with --explore: the search in N processes\n"
+	    "                   (1..64), merged: the same seed found\n"
+	    "  --shard K/N      with --explore: part K of N of the search\n"
+	    "                   (runs i with i mod N = K); prints one line,\n"
+	    "                   \"shard K/N: seed S runs R\" (S 0: none); the\n"
+	    "                   smallest S of the N parts is the search's\n"
 	    "  --mistake on|off with --explore, --seed or --schedule: the\n"
 	    "                   body's mistake\n"
 	    "                   (default on); off is the final protocol\n"
@@ -401,12 +430,14 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		{ "seed", required_argument, NULL, 'D' },
 		{ "mistake", required_argument, NULL, 'M' },
 		{ "schedule", required_argument, NULL, 'C' },
+		{ "jobs", required_argument, NULL, 'J' },
+		{ "shard", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	char *end;
 	long v;
-	int c;
+	int c, used;
 
 	memset(o, 0, sizeof(*o));
 	o->mode = "procstat";
@@ -459,6 +490,28 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 			break;
 		case 'C':
 			o->schedule = optarg;
+			break;
+		case 'J':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || v < 1 ||
+			    v > DEMO_MAXJOBS) {
+				fprintf(stderr, "%s: --jobs: expected 1..%d, "
+				    "got \"%s\"\n", argv[0], DEMO_MAXJOBS,
+				    optarg);
+				return (2);
+			}
+			o->jobs = (int)v;
+			break;
+		case 'H':
+			if (sscanf(optarg, "%u/%u%n", &o->shard, &o->shards,
+			    &used) != 2 || optarg[used] != '\0' || o->shards < 1 ||
+			    o->shards > 1000000 || o->shard >= o->shards) {
+				fprintf(stderr, "%s: --shard: expected K/N, "
+				    "0 <= K < N, got \"%s\"\n", argv[0],
+				    optarg);
+				return (2);
+			}
 			break;
 		case 'M':
 			if (strcmp(optarg, "on") != 0 &&
@@ -513,7 +566,9 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 	    (o->scenario == NULL || (o->seed == 0 && o->schedule == NULL))) ||
 	    (o->seed != 0 && o->explore == NULL && o->scenario == NULL) ||
 	    (o->schedule != NULL && (o->scenario == NULL || o->seed != 0 ||
-	    o->pct != 0))) {
+	    o->pct != 0)) ||
+	    ((o->jobs != 0 || o->shards != 0) && (o->explore == NULL ||
+	    o->seed != 0 || (o->jobs != 0 && o->shards != 0)))) {
 		usage(stderr, argv[0]);
 		return (2);
 	}
