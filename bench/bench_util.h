@@ -103,7 +103,8 @@ bench_capture_body(struct sc_machine *m, int ncaptures)
 			}
 			for (found = 0, j = 0; j < st.depth; j++)
 				if (sc_symbolize(st.pcs[j], sym, sizeof(sym),
-				    &off) == 0 && strcmp(sym, "bench_spin") == 0)
+				    &off) == 0 &&
+				    strcmp(sym, "bench_spin") == 0)
 					found = 1;
 			bad = !found;
 		}

@@ -127,7 +127,8 @@ demo_explore_jobs(const struct demo_opts *o, const struct exp_body *b,
 		close(fd[k]);
 		if (waitpid(pid[k], &status, 0) != pid[k] ||
 		    !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-		    sscanf(line, DEMO_SHARD_LINE, &sk, &sn, &seed, &nrun) != 4 ||
+		    sscanf(line, DEMO_SHARD_LINE, &sk, &sn, &seed,
+		    &nrun) != 4 ||
 		    sk != k || sn != (unsigned)o->jobs) {
 			fprintf(stderr, "stackcap-demo: --jobs: part %u/%d "
 			    "failed (status %#x): \"%s\"\n", k, o->jobs, status,

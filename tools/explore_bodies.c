@@ -566,8 +566,8 @@ exp_incoming(struct sc_machine *m, bool mistaken, char *why, size_t len)
 
 	/* FreeBSD 12's protocol answers EAGAIN for interrupts disabled. */
 	also = mistaken ? EAGAIN : -1;
-	if ((bad = exp_start1(m, "incoming", exp_in_target, &p, &t, why, len)) !=
-	    EXP_HELD && t == NULL)
+	if ((bad = exp_start1(m, "incoming", exp_in_target, &p, &t, why,
+	    len)) != EXP_HELD && t == NULL)
 		return (bad);
 	reached[0] = '\0';
 	for (k = 0; bad == EXP_HELD && k < EXP_IN_CAPTURES; k++) {

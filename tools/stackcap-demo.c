@@ -505,8 +505,9 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 			break;
 		case 'H':
 			if (sscanf(optarg, "%u/%u%n", &o->shard, &o->shards,
-			    &used) != 2 || optarg[used] != '\0' || o->shards < 1 ||
-			    o->shards > 1000000 || o->shard >= o->shards) {
+			    &used) != 2 || optarg[used] != '\0' ||
+			    o->shards < 1 || o->shards > 1000000 ||
+			    o->shard >= o->shards) {
 				fprintf(stderr, "%s: --shard: expected K/N, "
 				    "0 <= K < N, got \"%s\"\n", argv[0],
 				    optarg);
