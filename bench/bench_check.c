@@ -13,10 +13,10 @@
  * the schedules within 1 and 2 deviations, whether the bound was covered,
  * and the time.
  *
- * usage: bench_check [NSEARCH [MAXRUNS [DFS_SECONDS [BODY]]]]
+ * usage: bench_check [NSEARCH [MAXRUNS [DFS_SECONDS [BODY [SHRINK_RUNS]]]]]
  *   defaults 20 searches, 1000 runs a search, 60 s for the DFS coverage;
  *   BODY: that body's rows only, and no coverage; "coverage": the
- *   coverage only.
+ *   coverage only; SHRINK_RUNS: the shrinker's budget (default 1000).
  * STACKCAP_SCHED chooses the scheduler.  Every figure is a function of the
  * seeds: the same at each run, on any host; only the times vary.
  */
@@ -33,6 +33,7 @@
 
 static int nsearch = 20;
 static uint64_t maxruns = 1000;
+static uint64_t shrink_runs = 1000;	/* cc.shrink_runs */
 
 /* One cell: runs to the first failure of each search (0: none found). */
 struct cell {
@@ -76,6 +77,7 @@ cell_run(struct cell *c, const struct exp_body *b, int strategy, int depth,
 		cc.first_seed = 1 + (uint64_t)i * maxruns;
 		cc.runs = strategy == SC_CHECK_DFS ? 5 * maxruns : maxruns;
 		cc.shrink = i == 0;
+		cc.shrink_runs = shrink_runs;
 		if ((error = sc_check(&cc, exp_check_body, &e, &res)) != 0)
 			die(res.why, error);
 		if (res.failed) {
@@ -196,6 +198,8 @@ main(int argc, char **argv)
 		maxruns = strtoull(argv[2], NULL, 10);
 	if (argc > 3)
 		seconds = atof(argv[3]);
+	if (argc > 5)
+		shrink_runs = strtoull(argv[5], NULL, 10);
 	if (argc > 4 && exp_find(argv[4]) == NULL &&
 	    strcmp(argv[4], "coverage") != 0) {
 		fprintf(stderr, "bench_check: no body \"%s\"\n", argv[4]);
