@@ -4,7 +4,8 @@
  * schedule that fails again at each replay, shrunk to fewer deviations;
  * the final protocol holds; DFS covers a small body's bound; a schedule
  * replays in another sc_check() through STACKCAP_SCHEDULE and through a
- * fuzzer's bytes; and every bad input is a clear error: an unknown
+ * fuzzer's bytes; a search split in shards and merged is the whole
+ * search; and every bad input is a clear error: an unknown
  * strategy, a malformed schedule (where), a schedule of another body
  * (divergence), a body that makes no machine, a nested check.
  *
