@@ -3,7 +3,7 @@
 # (ctest: stackcap_demo_jobs*): the same seed, the same shrunk schedule;
 # and the --shard K/N lines of the parts, run one by one as a batch
 # system would, give that seed as their smallest, and their runs add up
-# to what --jobs says.
+# to what --jobs says; a malformed --shard or --jobs is a clear error.
 #
 # usage: tools/check_jobs.sh DEMO BODY N [DEMO OPTIONS...]
 set -euo pipefail
@@ -47,4 +47,15 @@ done
 [ "$min" = "$one" ] || fail "the parts' smallest seed is $min, not $one"
 grep -q "($total runs in all, $n processes)" "$tmp/jobs" ||
     fail "the parts ran $total runs; --jobs said: $(grep '^seed' "$tmp/jobs")"
+# Bad input: a clear error, exit status 2, no search.
+for bad in "--shard $n/$n" "--shard 1" "--shard -1/$n" "--jobs 0" \
+    "--jobs 65" "--jobs 2 --seed 1" "--jobs 2 --shard 0/2"; do
+	# shellcheck disable=SC2086
+	if "$demo" --explore "$body" $bad >"$tmp/bad" 2>&1; then
+		fail "'$bad' was taken"
+	else
+		[ $? = 2 ] || fail "'$bad': not exit status 2"
+	fi
+	grep -q "usage\|expected" "$tmp/bad" || fail "'$bad': no error said"
+done
 echo "check_jobs: $body, $n parts: seed $one, $total runs in all"
