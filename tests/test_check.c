@@ -169,6 +169,37 @@ test_dfs_finds(void **state)
 	found_and_replays("no-proc-lock", SC_CHECK_DFS);
 }
 
+/*
+ * A random failure of many deviations shrinks to the few a mistake
+ * needs: nocpu-offcpu (ULE) needs 2 (DFS covers bound 1 and finds none),
+ * a random run of it deviates about 60 times, and delta debugging
+ * stops at 21; the shrinker's DFS pass finds the 2 once the budget
+ * leaves it about 1,600 runs (the default 1000 does not).
+ */
+static void
+test_shrink_to_fewest(void **state)
+{
+	struct sc_check_config cc;
+	struct sc_check_result res;
+	struct exp_check e;
+
+	(void)state;
+	exp_arg(&e, "nocpu-offcpu", true);
+	if ((e.b->scheds & EXP_SCHED(exp_sched())) == 0)
+		skip();
+	cc_for(&cc, &e, SC_CHECK_RANDOM);
+	cc.shrink_runs = 4000;
+	assert_int_equal(sc_check(&cc, exp_check_body, &e, &res), 0);
+	assert_true(res.failed);
+	print_message("nocpu-offcpu: %d deviations shrunk to %d in %ju runs\n",
+	    res.preemptions_orig, res.preemptions, (uintmax_t)res.shrink_runs);
+	assert_true(res.preemptions_orig > 8);
+	assert_true(res.preemptions <= 2);
+	assert_int_equal(sc_check_replay(res.schedule, exp_check_body, &e),
+	    SC_CHECK_FAILED);
+	sc_check_result_free(&res);
+}
+
 /* The final protocol: no strategy finds anything. */
 static void
 test_final_protocol_holds(void **state)
@@ -549,6 +580,7 @@ main(void)
 		cmocka_unit_test(test_random_finds),
 		cmocka_unit_test(test_pct_finds),
 		cmocka_unit_test(test_dfs_finds),
+		cmocka_unit_test(test_shrink_to_fewest),
 		cmocka_unit_test(test_final_protocol_holds),
 		cmocka_unit_test(test_dfs_complete),
 		cmocka_unit_test(test_shards_merge),
