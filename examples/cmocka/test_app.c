@@ -55,6 +55,29 @@ app_wait(void *arg)
 SC_CHAIN(app_worker, app_wait)
 SC_CHAIN(app_main, app_worker)
 
+/* A thread asleep in app_wait(), off its CPU. */
+static struct sc_thread *
+start_sleeper(void)
+{
+	struct sc_thread *td;
+
+	atomic_store(&wake, 0);
+	assert_int_equal(sc_thread_create(p, "sleeper", app_main, NULL, &td),
+	    0);
+	/* Bounded: a thread that never sleeps fails here, it never hangs. */
+	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	SC_WAIT_FOR(sc_thread_oncpu(td) == SC_NOCPU);
+	return (td);
+}
+
+static void
+stop_sleeper(struct sc_thread *td)
+{
+	atomic_store(&wake, 1);
+	sc_wakeup(&wake);
+	assert_int_equal(sc_thread_join(td), 0);
+}
+
 static void
 test_sleeping_thread_stack(void **state)
 {
@@ -62,19 +85,12 @@ test_sleeping_thread_stack(void **state)
 	struct sc_stack st;
 
 	(void)state;
-	atomic_store(&wake, 0);
-	assert_int_equal(sc_thread_create(p, "sleeper", app_main, NULL, &td),
-	    0);
-	/* Bounded: a thread that never sleeps fails here, it never hangs. */
-	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
-	SC_WAIT_FOR(sc_thread_oncpu(td) == SC_NOCPU);
+	td = start_sleeper();
 	assert_int_equal(sc_stack_save_td_locked(p, td, &st), 0);
 	/* Innermost first; the frames of sc_sleep() may come between. */
 	SC_ASSERT_CHAIN(&st, "app_wait", "app_worker", "app_main");
 	assert_string_equal(sc_thread_wmesg(td), "appwait");
-	atomic_store(&wake, 1);
-	sc_wakeup(&wake);
-	assert_int_equal(sc_thread_join(td), 0);
+	stop_sleeper(td);
 }
 
 /* ---- a running thread ---- */
@@ -126,18 +142,13 @@ test_capture_needs_thread_lock(void **state)
 	struct sc_stack st;
 
 	(void)state;
-	atomic_store(&wake, 0);
-	assert_int_equal(sc_thread_create(p, "sleeper", app_main, NULL, &td),
-	    0);
-	SC_WAIT_STATE(td, SC_TDS_INHIBITED, SC_TDI_SLEEPING);
+	td = start_sleeper();
 	/* The test's own thread, and no simulated thread can fail a
 	 * KASSERT meanwhile: the CMocka handler may be installed. */
 	sc_set_panic_handler(sc_test_panic_cmocka);
 	expect_assert_failure(sc_stack_save_td(&st, td));
 	sc_set_panic_handler(NULL);
-	atomic_store(&wake, 1);
-	sc_wakeup(&wake);
-	assert_int_equal(sc_thread_join(td), 0);
+	stop_sleeper(td);
 }
 
 int
