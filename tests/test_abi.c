@@ -9,12 +9,15 @@
  * version passed in, e.g. the sysctl interface's buffer lengths.)
  */
 #include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sc_cmocka.h"
+#include <cmocka.h>
 #include "stackcap_0_1.h"
 
 #define PAGE	4096

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "sc_cmocka.h"
+#include "stackcap/cmocka.h"
 #include "stackcap.h"
 #include "stackcap/testing.h"
 

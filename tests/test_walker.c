@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sc_cmocka.h"
+#include "stackcap/cmocka.h"
 #include "stackcap.h"
 #include "stackcap/testing.h"
 

@@ -14,6 +14,12 @@
 # - the example is built and run with CMake (find_package,
 #   CMAKE_PREFIX_PATH) and with its Makefile (pkg-config), and once more
 #   against stackcap::stackcap_static;
+# - examples/cmocka, a user's CMocka test, is built against the installed
+#   <stackcap/cmocka.h> and run by ctest;
+# - the installed stackcap-demo runs from bin/, and the replay command
+#   its explorer prints runs as printed, with only bin/ and the system's
+#   directories in PATH; `man -l` renders every installed page without a
+#   warning, and `man -M` finds each one by name;
 # and each program must load libstackcap.so from the prefix (the static one
 # must not load it).
 #
@@ -88,8 +94,12 @@ pc=$(find "$prefix" -path '*/pkgconfig/stackcap.pc' -print -quit)
 [ -n "$pc" ] || fail "stackcap.pc not installed"
 libdir=$(dirname "$(dirname "$pc")")
 cmakedir=$libdir/cmake/stackcap
+mandir=$prefix/share/man
 for f in "$prefix/include/stackcap.h" "$prefix/include/stackcap/testing.h" \
-    "$prefix/include/stackcap/base.h" \
+    "$prefix/include/stackcap/base.h" "$prefix/include/stackcap/check.h" \
+    "$prefix/include/stackcap/cmocka.h" "$prefix/bin/stackcap-demo" \
+    "$mandir/man1/stackcap-demo.1" "$mandir/man3/stackcap.3" \
+    "$mandir/man3/stackcap_check.3" "$mandir/man3/stackcap_testing.3" \
     "$libdir/libstackcap.a" "$libdir/libstackcap.so" \
     "$cmakedir/stackcapConfig.cmake" "$cmakedir/stackcapConfigVersion.cmake" \
     "$cmakedir/stackcapTargets.cmake" "$prefix/share/doc/stackcap/LICENSE"; do
@@ -154,5 +164,48 @@ fi
 "$tmp/static/stackcap-consumer-static" >"$tmp/static-run.log" 2>&1 ||
 	{ cat "$tmp/static-run.log"; fail "run (CMake, static)"; }
 grep -h '^ok: ' "$tmp/static-run.log" | sed 's/^/    /' || true
+
+rm -rf "$tmp/build"	# <build> is a new directory for each example
+run_doc examples/cmocka/CMakeLists.txt "$src" \
+    "$(header_cmds examples/cmocka/CMakeLists.txt)"
+loads_prefix_lib "$tmp/build/test_app"
+
+echo "=== the installed stackcap-demo and its replay command"
+# Only the prefix's bin/ and the system's: the demo is found by its name,
+# as a user who pastes the printed command finds it.
+syspath=$prefix/bin:/usr/local/bin:/usr/bin:/bin
+(cd "$tmp" && env -u STACKCAP_SEED -u STACKCAP_SCHED PATH="$syspath" \
+    stackcap-demo -k) >"$tmp/demo.log" 2>&1 ||
+	{ cat "$tmp/demo.log"; fail "stackcap-demo -k (installed)"; }
+grep -qE 'syncer +- +sc__mi_switch sc__sleepq_wait sc_sleep' \
+    "$tmp/demo.log" || { cat "$tmp/demo.log"; fail "stackcap-demo -k: no syncer"; }
+(cd "$tmp" && env -u STACKCAP_SEED -u STACKCAP_SCHED PATH="$syspath" \
+    stackcap-demo --explore spin-held --pct 3) >"$tmp/explore.log" 2>&1 ||
+	true	# its status is the search's; the replay is what is checked
+replay=$(sed -n 's/^replay: //p' "$tmp/explore.log" | head -n 1)
+case $replay in
+"STACKCAP_SCHED="*" stackcap-demo --scenario spin-held --seed "*) ;;
+*) cat "$tmp/explore.log"; fail "no replay command naming stackcap-demo" ;;
+esac
+echo "    $ $replay"
+(cd "$tmp" && env -u STACKCAP_SEED PATH="$syspath" bash -c "$replay") \
+    >"$tmp/replay.log" 2>&1 ||
+	{ cat "$tmp/replay.log"; fail "the printed replay failed: $replay"; }
+grep -q '^Scenario spin-held, seed ' "$tmp/replay.log" &&
+	grep -q '^The invariant broke:' "$tmp/replay.log" ||
+	{ cat "$tmp/replay.log"; fail "the printed replay is not the run found"; }
+
+echo "=== the installed manual pages (man -l, man -M)"
+for page in "$mandir"/man1/*.1 "$mandir"/man3/*.3; do
+	# man's formatter warnings go to stderr (MAN_KEEP_STDERR).
+	err=$(MAN_KEEP_STDERR=1 MANWIDTH=80 man -l "$page" 2>&1 >/dev/null) ||
+		fail "man -l ${page#"$prefix"/} failed: $err"
+	[ -z "$err" ] || fail "man -l ${page#"$prefix"/}: $err"
+	name=$(basename "$page")
+	man -M "$mandir" -w "${name##*.}" "${name%.*}" >/dev/null ||
+		fail "man -M <prefix>/share/man ${name%.*}: not found"
+	echo "    ${page#"$prefix"/}: $(MANWIDTH=80 man -l "$page" 2>/dev/null |
+	    wc -l) lines"
+done
 
 echo "=== package check passed"

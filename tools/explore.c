@@ -147,7 +147,13 @@ exp_check_body(const struct sc_machine_config *ccfg, void *arg)
 	if (e->show != NULL)
 		e->show(m, e->show_arg);
 	sc_machine_destroy(m);
-	return ((e->stop & EXP_MASK(e->outcome)) != 0);
+	if ((e->stop & EXP_MASK(e->outcome)) == 0)
+		return (0);
+	if (e->fail_outcome == EXP_HELD) {
+		e->fail_outcome = e->outcome;
+		snprintf(e->fail_why, sizeof(e->fail_why), "%s", e->why);
+	}
+	return (1);
 }
 
 /*
@@ -166,6 +172,7 @@ exp_check(struct exp_check *e, uint64_t first, int runs, int pct,
 	memset(f, 0, sizeof(*f));
 	e->mistaken = e->mistaken && exp_has_mistake(e->b);
 	e->error = 0;
+	e->fail_outcome = EXP_HELD;
 	sc_check_config_init(&cc);
 	cc.strategy = pct > 0 ? SC_CHECK_PCT : SC_CHECK_RANDOM;
 	cc.pct_depth = pct > 0 ? pct : 3;
@@ -199,8 +206,9 @@ exp_check(struct exp_check *e, uint64_t first, int runs, int pct,
 			    '\0' ? "\n(then: " : "", e->why, e->why[0] !=
 			    '\0' ? ")" : "");
 		} else {
-			f->outcome = e->outcome;
-			snprintf(why, len, "%s", e->why);
+			/* The failing run's, not the shrinker's last. */
+			f->outcome = e->fail_outcome;
+			snprintf(why, len, "%s", e->fail_why);
 		}
 	} else {
 		f->outcome = e->outcome;

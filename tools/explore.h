@@ -150,10 +150,14 @@ struct exp_check {
 	unsigned	stop;		/* EXP_MASK() bits: outcomes that fail
 					   the run */
 	int		outcome;	/* the last run's */
+	int		fail_outcome;	/* the first run's that failed (the
+					   search's: the shrinker's come
+					   after), or EXP_HELD */
 	int		nreached;	/* runs that gave EXP_REACHED */
 	int		error;		/* sc_machine_create()'s, or 0 */
 	bool		shrink;		/* exp_search(): shrink a failure */
 	char		why[1024];	/* the last run's why */
+	char		fail_why[1024];	/* ... and its why */
 };
 
 /*

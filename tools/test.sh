@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The README's test command: install what is needed, then build and run the
-# whole test suite in the default (gcc) and asan (ASan+UBSan) presets, and
-# the protocol tests under TSan.
+# The README's test command: install what is needed (nothing when every
+# package of tools/deps.sh is installed: then no root and no network), then
+# build and run the whole test suite in the default (gcc) and asan
+# (ASan+UBSan) presets, and the protocol tests under TSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/deps.sh
