@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stackcap.h"
 
@@ -29,6 +30,8 @@ struct demo_opts {
 	uint64_t	seed;		/* --seed S (0: search) */
 	int		mistake;	/* --mistake on|off (default on) */
 	const char	*schedule;	/* --schedule S */
+	const char	*svg;		/* --svg FILE: the run as a picture */
+	FILE		*svg_fp;	/* FILE, opened before the run */
 };
 
 /*
