@@ -365,6 +365,35 @@ sc_svg_arrows(struct sc_svg *sv)
 	}
 }
 
+/*
+ * An answer seen that no handler published since the IPI sent for it: the
+ * answer word held an old answer (SC_MISTAKE_STALE_ANSWER).  The kernel's
+ * words say "answer names td N, the target"; the picture says more.
+ */
+static void
+sc_svg_old_answers(struct sc_svg *sv)
+{
+	const struct sc_trace_record *r, *b;
+	size_t i;
+	long j;
+
+	for (i = 0; i < sv->sv_nrows; i++) {
+		r = &sv->sv_recs[sv->sv_rowrec[i]];
+		if (r->event != SC_TRACE_ANSWER_SEEN ||
+		    r->arg0 != (uint64_t)r->tid)
+			continue;
+		for (j = (long)i - 1; j >= 0; j--) {
+			b = &sv->sv_recs[sv->sv_rowrec[j]];
+			if (b->tid == r->tid &&
+			    (b->event == SC_TRACE_ANSWER_PUBLISHED ||
+			    b->event == SC_TRACE_IPI_SENT))
+				break;
+		}
+		sv->sv_old[i] = j >= 0 &&
+		    sv->sv_recs[sv->sv_rowrec[j]].event == SC_TRACE_IPI_SENT;
+	}
+}
+
 int
 sc_trace_write_svg(struct sc_machine *m, FILE *fp, const char *title)
 {
@@ -383,6 +412,7 @@ sc_trace_write_svg(struct sc_machine *m, FILE *fp, const char *title)
 	sv.sv_lane = calloc(n + 1, sizeof(*sv.sv_lane));
 	sv.sv_rowrec = calloc(n + 1, sizeof(*sv.sv_rowrec));
 	sv.sv_open_row = calloc(n + 1, sizeof(*sv.sv_open_row));
+	sv.sv_old = calloc(n + 1, sizeof(*sv.sv_old));
 	sv.sv_spans = calloc(2 * n + 2 * (size_t)sv.sv_ncpu + 1,
 	    sizeof(*sv.sv_spans));
 	sv.sv_arrows = calloc(n + 1, sizeof(*sv.sv_arrows));
@@ -393,7 +423,8 @@ sc_trace_write_svg(struct sc_machine *m, FILE *fp, const char *title)
 	sv.sv_h_open = calloc((size_t)sv.sv_ncpu, sizeof(*sv.sv_h_open));
 	sv.sv_h_last = calloc((size_t)sv.sv_ncpu, sizeof(*sv.sv_h_last));
 	if (sv.sv_lane == NULL || sv.sv_rowrec == NULL ||
-	    sv.sv_open_row == NULL || sv.sv_spans == NULL ||
+	    sv.sv_open_row == NULL || sv.sv_old == NULL ||
+	    sv.sv_spans == NULL ||
 	    sv.sv_arrows == NULL || sv.sv_cur == NULL || sv.sv_idle == NULL ||
 	    sv.sv_cur_row == NULL || sv.sv_cur_top == NULL || sv.sv_h_open == NULL ||
 	    sv.sv_h_last == NULL || sc_svg_names(&sv, m) != 0)
@@ -411,6 +442,7 @@ sc_trace_write_svg(struct sc_machine *m, FILE *fp, const char *title)
 		goto out;
 	sc_svg_spans(&sv);
 	sc_svg_arrows(&sv);
+	sc_svg_old_answers(&sv);
 	sc__svg_draw(&sv, fp, row_y);
 	error = ferror(fp) ? EIO : 0;
 out:
@@ -423,6 +455,7 @@ out:
 	free(sv.sv_cur);
 	free(sv.sv_arrows);
 	free(sv.sv_spans);
+	free(sv.sv_old);
 	free(sv.sv_open_row);
 	free(sv.sv_rowrec);
 	free(sv.sv_lane);

@@ -63,6 +63,8 @@ struct sc_svg {
 	size_t		*sv_rowrec;	/* [nrows] the record of each row */
 	size_t		sv_nrows;
 	long		*sv_open_row;	/* [nrows] an unmatched begin */
+	bool		*sv_old;	/* [nrows] an ANSWER_SEEN with no
+					   answer published since its IPI */
 	struct sc_svg_span	*sv_spans;
 	size_t		sv_nspans;
 	struct sc_svg_arrow	*sv_arrows;

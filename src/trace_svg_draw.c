@@ -115,9 +115,9 @@ sc_svg_lane_name(const struct sc_svg *sv, int lane, char *buf, size_t len)
  * narration (which is its tooltip), and its kind.
  */
 static int
-sc_svg_label(const struct sc_svg *sv, const struct sc_trace_record *r, char *buf,
-    size_t len)
+sc_svg_label(const struct sc_svg *sv, size_t row, char *buf, size_t len)
 {
+	const struct sc_trace_record *r = &sv->sv_recs[sv->sv_rowrec[row]];
 	char a[40], b[40];
 
 	switch (r->event) {
@@ -176,6 +176,12 @@ sc_svg_label(const struct sc_svg *sv, const struct sc_trace_record *r, char *buf
 		    "done (stale IPI)");
 		return (SV_K_STALE);
 	case SC_TRACE_ANSWER_SEEN:
+		if (r->arg0 == (uint64_t)r->tid && sv->sv_old[row]) {
+			snprintf(buf, len, "answer names td %" PRIu64 ", the "
+			    "target, but no handler published one since the "
+			    "IPI: an old answer", r->arg0);
+			return (SV_K_ERROR);
+		}
 		if (r->arg0 == (uint64_t)r->tid) {
 			snprintf(buf, len, "answer names td %" PRIu64 ", the "
 			    "target", r->arg0);
@@ -243,11 +249,10 @@ sc_svg_label(const struct sc_svg *sv, const struct sc_trace_record *r, char *buf
 static int
 sc_svg_row_label(const struct sc_svg *sv, size_t row, char *buf, size_t len)
 {
-	const struct sc_trace_record *r = &sv->sv_recs[sv->sv_rowrec[row]];
 	char lane[24], text[256];
 	int kind;
 
-	kind = sc_svg_label(sv, r, text, sizeof(text));
+	kind = sc_svg_label(sv, row, text, sizeof(text));
 	sc_svg_lane_name(sv, sv->sv_lane[sv->sv_rowrec[row]], lane, sizeof(lane));
 	snprintf(buf, len, "%s: %s", lane, text);
 	sc_svg_cut(buf, SV_LABEL_MAX);
