@@ -150,8 +150,8 @@ sc_svg_lane(struct sc_svg *sv, const struct sc_trace_record *r)
 		return (-1);
 	if (oncpu)
 		return (r->cpu);
-	if (sc_svg_requester_event(r->event) || r->event == SC_TRACE_THREAD_REUSE ||
-	    r->event == SC_TRACE_SWAP)
+	if (sc_svg_requester_event(r->event) ||
+	    r->event == SC_TRACE_THREAD_REUSE || r->event == SC_TRACE_SWAP)
 		return (sc_svg_req_lane(sv, r));
 	return (-1);
 }
@@ -265,7 +265,8 @@ sc_svg_spans(struct sc_svg *sv)
 		lane = sv->sv_lane[sv->sv_rowrec[i]];
 		if (lane < sv->sv_ncpu) {
 			c = lane;
-			if (sv->sv_cur[c] == 0 && (r->event == SC_TRACE_SWITCH ||
+			if (sv->sv_cur[c] == 0 &&
+			    (r->event == SC_TRACE_SWITCH ||
 			    r->event == SC_TRACE_IPI_RECEIVED)) {
 				/* It ran since the top. */
 				sv->sv_cur[c] = r->tid;
@@ -426,11 +427,13 @@ sc_trace_write_svg(struct sc_machine *m, FILE *fp, const char *title)
 	    sv.sv_open_row == NULL || sv.sv_old == NULL ||
 	    sv.sv_spans == NULL ||
 	    sv.sv_arrows == NULL || sv.sv_cur == NULL || sv.sv_idle == NULL ||
-	    sv.sv_cur_row == NULL || sv.sv_cur_top == NULL || sv.sv_h_open == NULL ||
+	    sv.sv_cur_row == NULL || sv.sv_cur_top == NULL ||
+	    sv.sv_h_open == NULL ||
 	    sv.sv_h_last == NULL || sc_svg_names(&sv, m) != 0)
 		goto out;
 	for (c = 0; c < sv.sv_ncpu; c++)
-		sv.sv_idle[c] = atomic_load(&m->m_pcpu[c].pc_idlethread->td_tid);
+		sv.sv_idle[c] =
+		    atomic_load(&m->m_pcpu[c].pc_idlethread->td_tid);
 	for (i = 0; i < n; i++) {
 		sv.sv_lane[i] = sc_svg_lane(&sv, &sv.sv_recs[i]);
 		if (sv.sv_lane[i] >= 0) {

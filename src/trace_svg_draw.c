@@ -29,6 +29,7 @@
 #define SV_MARK_X	(SV_BAR_X + SV_BAR_W / 2)
 #define SV_TEXT_X	(SV_BAR_X + SV_BAR_W + 6) /* a bar's label */
 #define SV_CHAR_W	6.9
+#define SV_TITLE_W	8.4	/* a character of the title, 14 px bold */
 #define SV_LABEL_MAX	120	/* characters of a row's label */
 #define SV_LABEL_BUF	320	/* its buffer: more than a lane and a step */
 #define SV_FONT		"DejaVu Sans, Verdana, Arial, sans-serif"
@@ -253,7 +254,8 @@ sc_svg_row_label(const struct sc_svg *sv, size_t row, char *buf, size_t len)
 	int kind;
 
 	kind = sc_svg_label(sv, row, text, sizeof(text));
-	sc_svg_lane_name(sv, sv->sv_lane[sv->sv_rowrec[row]], lane, sizeof(lane));
+	sc_svg_lane_name(sv, sv->sv_lane[sv->sv_rowrec[row]], lane,
+	    sizeof(lane));
 	snprintf(buf, len, "%s: %s", lane, text);
 	sc_svg_cut(buf, SV_LABEL_MAX);
 	return (kind);
@@ -283,6 +285,9 @@ sc_svg_layout(const struct sc_svg *sv, struct sc_svg_geo *g)
 	g->g_width = g->g_label_x + maxlen * SV_CHAR_W + SV_MARGIN;
 	if (g->g_width < 1100)
 		g->g_width = 1100;	/* the legend's first row */
+	if (sv->sv_title != NULL &&
+	    g->g_width < 2 * SV_MARGIN + strlen(sv->sv_title) * SV_TITLE_W)
+		g->g_width = 2 * SV_MARGIN + strlen(sv->sv_title) * SV_TITLE_W;
 	g->g_legend_y = 62;
 	g->g_head_y = g->g_legend_y + 3 * SV_ROW_H + 20;
 	g->g_top_y = g->g_head_y + SV_ROW_H + 8;
@@ -302,7 +307,8 @@ sc_svg_layout(const struct sc_svg *sv, struct sc_svg_geo *g)
 static double
 sc_svg_span_y0(const struct sc_svg_geo *g, const struct sc_svg_span *sp)
 {
-	return (sp->sp_top ? g->g_top_y - SV_ROW_H / 2 : g->g_row_y[sp->sp_row0]);
+	return (sp->sp_top ? g->g_top_y - SV_ROW_H / 2 :
+	    g->g_row_y[sp->sp_row0]);
 }
 
 /* A thread's slice color: the idle threads grey, the others by tid. */
@@ -372,8 +378,8 @@ sc_svg_legend(FILE *fp, const struct sc_svg_geo *g)
 	x += 290;
 	fprintf(fp, "<rect x=\"%g\" y=\"%g\" width=\"%d\" height=\"12\" "
 	    "fill=\"#5dade2\"/><text x=\"%g\" y=\"%g\">stack_save_td(): a "
-	    "capture of a thread (violet: a snapshot)</text>\n", x, y - 9, SV_BAR_W,
-	    x + 18, y + 1);
+	    "capture of a thread (violet: a snapshot)</text>\n", x, y - 9,
+	    SV_BAR_W, x + 18, y + 1);
 	x = SV_MARGIN;
 	y += SV_ROW_H + 4;
 	fprintf(fp, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" "
@@ -458,7 +464,8 @@ sc_svg_bars(FILE *fp, const struct sc_svg *sv, const struct sc_svg_geo *g)
 			fprintf(fp, " data-td=\"%d\"", sp->sp_tid);
 		fprintf(fp, "><rect x=\"%g\" y=\"%g\" width=\"%g\" "
 		    "height=\"%g\" rx=\"3\" fill=\"%s\"/>", x, y0, w, y1 - y0,
-		    sp->sp_kind == SV_SLICE ? sc_svg_slice_color(sv, sp->sp_tid) :
+		    sp->sp_kind == SV_SLICE ?
+		    sc_svg_slice_color(sv, sp->sp_tid) :
 		    sp->sp_kind == SV_HANDLER ? "#f39c12" :
 		    sp->sp_kind == SV_CAPTURE ? "#5dade2" : "#bb8fce");
 		if (sp->sp_kind != SV_HANDLER) {
@@ -469,8 +476,9 @@ sc_svg_bars(FILE *fp, const struct sc_svg *sv, const struct sc_svg_geo *g)
 			sc_svg_cut(name, (size_t)((SV_LANE_W - SV_TEXT_X - 6) /
 			    SV_CHAR_W));
 			fprintf(fp, "<text x=\"%g\" y=\"%g\">",
-			    sc_svg_lane_x(g, sp->sp_lane) + SV_TEXT_X, (sp->sp_top ?
-			    g->g_top_y : g->g_row_y[sp->sp_row0]) + 4);
+			    sc_svg_lane_x(g, sp->sp_lane) + SV_TEXT_X,
+			    (sp->sp_top ? g->g_top_y :
+			    g->g_row_y[sp->sp_row0]) + 4);
 			sc_svg_esc(fp, name);
 			fprintf(fp, "</text>");
 		}
@@ -500,7 +508,8 @@ sc_svg_rows(FILE *fp, const struct sc_svg *sv, const struct sc_svg_geo *g)
 			    "fill=\"#555\">%.3f ms later</text></g>\n",
 			    SV_MARGIN, y - SV_ROW_H / 2 - SV_GAP_H,
 			    g->g_width - 2 * SV_MARGIN, SV_GAP_H,
-			    g->g_label_x, y - SV_ROW_H / 2 - 5, (double)(r->ts_ns -
+			    g->g_label_x, y - SV_ROW_H / 2 - 5,
+			    (double)(r->ts_ns -
 			    sv->sv_recs[sv->sv_rowrec[i - 1]].ts_ns) / 1e6);
 		kind = sc_svg_row_label(sv, i, label, sizeof(label));
 		sc__trace_narrate(r, line, sizeof(line));
@@ -508,7 +517,8 @@ sc_svg_rows(FILE *fp, const struct sc_svg *sv, const struct sc_svg_geo *g)
 		    "<text x=\"%d\" y=\"%g\" text-anchor=\"end\" "
 		    "fill=\"#555\">%.3f</text><line x1=\"%g\" y1=\"%g\" "
 		    "x2=\"%g\" y2=\"%g\" stroke=\"#d0d3d4\" "
-		    "stroke-dasharray=\"1 3\"/><g><title>", sc_svg_kinds[kind].k_class,
+		    "stroke-dasharray=\"1 3\"/><g><title>",
+		    sc_svg_kinds[kind].k_class,
 		    sc_trace_event_name(r->event), SV_MARGIN + SV_TIME_W - 8,
 		    y + 4, (double)(r->ts_ns - sv->sv_base) / 1000.0, x + 10, y,
 		    g->g_label_x - 4, y);
@@ -578,7 +588,7 @@ sc__svg_draw(const struct sc_svg *sv, FILE *fp, double *row_y)
 	    "refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" "
 	    "orient=\"auto\"><path d=\"M0 0L10 5L0 10z\" fill=\"%s\"/>"
 	    "</marker></defs>\n<rect width=\"100%%\" height=\"100%%\" "
-	    "fill=\"#fff\"/>\n<text x=\"%d\" y=\"24\" font-size=\"15\" "
+	    "fill=\"#fff\"/>\n<text x=\"%d\" y=\"24\" font-size=\"14\" "
 	    "font-weight=\"bold\">", sc_svg_kinds[SV_K_IPI].k_color, SV_MARGIN);
 	sc_svg_esc(fp, sv->sv_title != NULL ? sv->sv_title : "stackcap trace");
 	fprintf(fp, "</text>\n<text x=\"%d\" y=\"42\" fill=\"#555\">%d CPU%s; "
@@ -588,8 +598,8 @@ sc__svg_draw(const struct sc_svg *sv, FILE *fp, double *row_y)
 	    sv->sv_ncpu == 1 ? "" : "s");
 	sc_svg_legend(fp, &g);
 	fprintf(fp, "<text x=\"%d\" y=\"%g\" text-anchor=\"end\" "
-	    "font-weight=\"bold\">time (us)</text>\n", SV_MARGIN + SV_TIME_W - 8,
-	    g.g_head_y);
+	    "font-weight=\"bold\">time (us)</text>\n",
+	    SV_MARGIN + SV_TIME_W - 8, g.g_head_y);
 	sc_svg_lanes(fp, sv, &g);
 	sc_svg_bars(fp, sv, &g);
 	sc_svg_rows(fp, sv, &g);

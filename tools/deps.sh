@@ -3,7 +3,8 @@
 # Sourced by tools/demo.sh and tools/test.sh.
 set -euo pipefail
 SC_PACKAGES=(build-essential gcc clang llvm libclang-rt-14-dev cmake pkg-config
-	libcmocka-dev libunwind-dev libcjson-dev python3 doxygen spin)
+	libcmocka-dev libunwind-dev libcjson-dev python3 doxygen spin
+	librsvg2-bin)
 sc_install_deps() {
 	local sudo=""
 	if [ "$(id -u)" -ne 0 ]; then

@@ -555,8 +555,11 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		    "needs --scenario NAME\n", argv[0]);
 		return (2);
 	}
-	/* Before the run, so that an unwritable FILE costs no run. */
-	if (o->svg != NULL && (o->svg_fp = fopen(o->svg, "w")) == NULL) {
+	/* Before the run, so that an unwritable FILE costs no run; not for
+	 * a name that is no scenario (the mode says so, FILE untouched). */
+	if (o->svg != NULL && (scn_find(o->scenario) != NULL ||
+	    exp_find(o->scenario) != NULL) &&
+	    (o->svg_fp = fopen(o->svg, "w")) == NULL) {
 		fprintf(stderr, "%s: --svg %s: %s\n", argv[0], o->svg,
 		    strerror(errno));
 		return (2);
