@@ -874,6 +874,22 @@ SC_EXTERN int	sc_trace_print(struct sc_machine *m, FILE *fp);
  */
 SC_EXTERN int	sc_trace_write_json(struct sc_machine *m, FILE *fp);
 
+/*
+ * Draw the trace as an SVG picture, a sequence diagram: a lane per CPU
+ * with the slices of the threads that ran there (named), a lane per
+ * requester on a plain pthread (the trace does not name one: captures one
+ * after the other share a lane, overlapping ones get one each), one row
+ * per event in the ring's order with its time and a label in the kernel's
+ * words (its tooltip the narrated line), and an arrow from each IPI_SENT
+ * to the IPI_RECEIVED of its IPI (dashed to the bottom of its CPU's lane
+ * when the ring has none).  title heads the picture (NULL: a default).
+ * Self-contained (no script, no external font).  Returns 0, ENOENT when
+ * the trace is off, ENOMEM, or EIO.
+ * Context: any thread but a signal handler.
+ */
+SC_EXTERN int	sc_trace_write_svg(struct sc_machine *m, FILE *fp,
+		    const char *title);
+
 /* ------------------------------------------------------------------------
  * Capturing a thread's stack (sys/x86/x86/stack_machdep.c)
  * ------------------------------------------------------------------------ */

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stackcap.h"
 
@@ -31,6 +32,8 @@ struct demo_opts {
 	const char	*schedule;	/* --schedule S */
 	int		jobs;		/* --jobs N (0: one process) */
 	unsigned	shard, shards;	/* --shard K/N (shards 0: none) */
+	const char	*svg;		/* --svg FILE: the run as a picture */
+	FILE		*svg_fp;	/* FILE, opened before the run */
 };
 
 #define DEMO_MAXJOBS	64

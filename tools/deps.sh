@@ -5,7 +5,8 @@
 # nor the network.
 set -euo pipefail
 SC_PACKAGES=(build-essential gcc clang llvm libclang-rt-14-dev cmake pkg-config
-	libcmocka-dev libunwind-dev libcjson-dev python3 doxygen spin mandoc)
+	libcmocka-dev libunwind-dev libcjson-dev python3 doxygen spin mandoc
+	librsvg2-bin)
 
 # The packages of SC_PACKAGES that are not installed, one a line.
 sc_missing_deps() {

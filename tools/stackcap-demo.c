@@ -65,6 +65,29 @@ run_sample(const struct demo_opts *o)
 	return (demo_world_run(o, show_sample, "sampling"));
 }
 
+static bool	show_failed;	/* an output file could not be written */
+
+/* --svg FILE: the run as a picture, headed by the scenario's summary. */
+static void
+scenario_svg(const struct demo_opts *o, struct sc_machine *m)
+{
+	const struct scn_scenario *s = scn_find(o->scenario);
+	char title[256];
+	int error;
+
+	snprintf(title, sizeof(title), "--scenario %s%s%s", o->scenario,
+	    s != NULL ? ": " : "", s != NULL ? s->summary : "");
+	error = sc_trace_write_svg(m, o->svg_fp, title);
+	if (fclose(o->svg_fp) != 0 && error == 0)
+		error = errno;
+	if (error != 0) {
+		fprintf(stderr, "stackcap-demo: cannot write %s: %s\n", o->svg,
+		    strerror(error));
+		show_failed = true;
+	} else
+		printf("\nSVG picture written to %s\n", o->svg);
+}
+
 /* Print a scenario's outcome and its narrated trace, before teardown. */
 static void
 scenario_show(struct sc_machine *m, void *arg)
@@ -74,6 +97,8 @@ scenario_show(struct sc_machine *m, void *arg)
 
 	printf("\nNarrated trace:\n");
 	sc_trace_print(m, stdout);
+	if (o->svg_fp != NULL)
+		scenario_svg(o, m);
 	if (o->json == NULL)
 		return;
 	if ((fp = fopen(o->json, "w")) == NULL ||
@@ -337,7 +362,8 @@ usage(FILE *fp, const char *prog)
 	fprintf(fp,
 	    "usage: %s [-k | -kk] [--kernel-limits] [--ncpu N]\n"
 	    "                                     procstat -kk -a view\n"
-	    "       %s --scenario NAME [--json FILE]  one race, narrated\n"
+	    "       %s --scenario NAME [--json FILE] [--svg FILE]\n"
+	    "                                     one race, narrated\n"
 	    "       %s --scenario NAME --seed S [--pct DEPTH]\n"
 	    "           [--mistake on|off] [--json FILE]\n"
 	    "                                     one explored run, replayed\n"
@@ -365,6 +391,9 @@ usage(FILE *fp, const char *prog)
 	    "  --json FILE      with --scenario or --explore: also write the\n"
 	    "                   trace as Chrome trace-event JSON (Perfetto,\n"
 	    "                   chrome://tracing)\n"
+	    "  --svg FILE       with --scenario: also draw the run as an SVG\n"
+	    "                   picture (a lane per CPU and per requester,\n"
+	    "                   an arrow per IPI)\n"
 	    "  --sample N       capture every thread N times and print the\n"
 	    "                   stacks collapsed\n"
 	    "                   (\"comm;root;...;leaf count\"),\n"
@@ -422,6 +451,7 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		{ "ncpu", required_argument, NULL, 'n' },
 		{ "scenario", required_argument, NULL, 's' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 'G' },
 		{ "sample", required_argument, NULL, 'S' },
 		{ "kernel-limits", no_argument, NULL, 'L' },
 		{ "explore", required_argument, NULL, 'E' },
@@ -457,6 +487,9 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 			break;
 		case 'j':
 			o->json = optarg;
+			break;
+		case 'G':
+			o->svg = optarg;
 			break;
 		case 'E':
 			o->mode = "explore";
@@ -573,6 +606,20 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		usage(stderr, argv[0]);
 		return (2);
 	}
+	if (o->svg != NULL && o->scenario == NULL) {
+		fprintf(stderr, "%s: --svg FILE draws a scenario's run: it "
+		    "needs --scenario NAME\n", argv[0]);
+		return (2);
+	}
+	/* Before the run, so that an unwritable FILE costs no run; not for
+	 * a name that is no scenario (the mode says so, FILE untouched). */
+	if (o->svg != NULL && (scn_find(o->scenario) != NULL ||
+	    exp_find(o->scenario) != NULL) &&
+	    (o->svg_fp = fopen(o->svg, "w")) == NULL) {
+		fprintf(stderr, "%s: --svg %s: %s\n", argv[0], o->svg,
+		    strerror(errno));
+		return (2);
+	}
 	if (o->mistake < 0)
 		o->mistake = 1;
 	return (-1);
@@ -588,8 +635,10 @@ main(int argc, char **argv)
 	if ((status = parse_args(argc, argv, &o)) >= 0)
 		return (status);
 	for (i = 0; i < sizeof(demo_modes) / sizeof(demo_modes[0]); i++)
-		if (strcmp(demo_modes[i].name, o.mode) == 0)
-			return (demo_modes[i].run(&o));
+		if (strcmp(demo_modes[i].name, o.mode) == 0) {
+			status = demo_modes[i].run(&o);
+			return (status == 0 && show_failed ? 1 : status);
+		}
 	fprintf(stderr, "%s: unknown mode \"%s\"\n", argv[0], o.mode);
 	return (2);
 }
