@@ -225,8 +225,10 @@ sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd)
 {
 	uint64_t gen;
 
+	/* The name as of after the answer: one the thread set before the
+	 * walk goes with its stack. */
 	if (s->hs_answer != rq->hr_tid ||
-	    sc_host_stat(dirfd, rq->hr_tid, &gen, NULL) != 0 ||
+	    sc_host_stat(dirfd, rq->hr_tid, &gen, rq->hr_name) != 0 ||
 	    gen != rq->hr_gen) {
 		rq->hr_verdict = SC_HOST_EXITED;
 		return;

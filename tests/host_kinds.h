@@ -8,6 +8,7 @@
 #define SC_HOST_KINDS_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -44,7 +45,7 @@ hk_spin_inner(void *arg)
 SC_CHAIN(hk_spin_mid, hk_spin_inner)
 SC_CHAIN(hk_spin_outer, hk_spin_mid)
 
-static void
+static __attribute__((unused)) void
 hk_nap(void)
 {
 	struct timespec ts = { 0, 1000000 };
@@ -81,7 +82,7 @@ hk_block_loop(void *arg)
 }
 SC_CHAIN(hk_block_outer, hk_block_loop)
 
-static void *
+static __attribute__((unused)) void *
 hk_main(void *arg)
 {
 	struct hk_thread *t = arg;
@@ -106,7 +107,7 @@ hk_main(void *arg)
  * wait until it runs.  The signal must be chosen first (HK_BLOCK blocks
  * it): hk_init() does.  Returns 0 or an errno.
  */
-static int
+static __attribute__((unused)) int
 hk_start(struct hk_thread *t, int kind, size_t stacksize)
 {
 	pthread_attr_t attr;
@@ -125,7 +126,7 @@ hk_start(struct hk_thread *t, int kind, size_t stacksize)
 }
 
 /* Choose the signal (a capture of the caller). */
-static void
+static __attribute__((unused)) void
 hk_init(void)
 {
 	struct sc_stack st;
@@ -134,7 +135,7 @@ hk_init(void)
 	(void)sc_host_capture((pid_t)syscall(SYS_gettid), &st, 1000000000L);
 }
 
-static void
+static __attribute__((unused)) void
 hk_stop_all(struct hk_thread *t, size_t n)
 {
 	size_t i;
@@ -148,17 +149,39 @@ hk_stop_all(struct hk_thread *t, size_t n)
 	atomic_store(&hk_stop, 0);
 }
 
+/* sc_symbolize(), remembered: the same return addresses come again. */
+#define HK_NCACHE	4096
+static struct { uintptr_t pc; char name[40]; } hk_cache[HK_NCACHE];
+static pthread_mutex_t hk_cache_mx = PTHREAD_MUTEX_INITIALIZER;
+
+static __attribute__((unused)) void
+hk_name(uintptr_t pc, char *name, size_t len)
+{
+	size_t h = (size_t)(pc * 0x9e3779b97f4a7c15ull >> 52) % HK_NCACHE;
+
+	pthread_mutex_lock(&hk_cache_mx);
+	if (hk_cache[h].pc != pc) {
+		if (sc_symbolize(pc, hk_cache[h].name,
+		    sizeof(hk_cache[h].name), NULL) != 0)
+			hk_cache[h].name[0] = '\0';
+		hk_cache[h].pc = pc;
+	}
+	snprintf(name, len, "%s", hk_cache[h].name);
+	pthread_mutex_unlock(&hk_cache_mx);
+}
+
 /* The index of the first frame of st symbolised as fn, or -1. */
-static int
+static __attribute__((unused)) int
 hk_frame(const struct sc_stack *st, const char *fn)
 {
-	char name[128];
+	char name[40];
 	int i;
 
-	for (i = 0; i < st->depth; i++)
-		if (sc_symbolize(st->pcs[i], name, sizeof(name), NULL) == 0 &&
-		    strcmp(name, fn) == 0)
+	for (i = 0; i < st->depth; i++) {
+		hk_name(st->pcs[i], name, sizeof(name));
+		if (strcmp(name, fn) == 0)
 			return (i);
+	}
 	return (-1);
 }
 
@@ -171,7 +194,7 @@ static const char *const hk_chain[HK_NKINDS][3] = {
 };
 
 /* Does st hold kind's chain, in order?  (Any other kind's frame: no.) */
-static int
+static __attribute__((unused)) int
 hk_holds(const struct sc_stack *st, int kind)
 {
 	int i, k, at, last = -1;
