@@ -122,8 +122,8 @@ sc_host_print_json(FILE *fp, const struct sc_host_thread *t, size_t n)
 			    i ? ", " : "", (unsigned long)t[k].stack.pcs[i]);
 			sc__json_string(fp, name);
 			fprintf(fp, ", \"off\": %lu, \"walker\": \"%s\"}",
-			    (unsigned long)off, sc_host_frame_unwound(&t[k], i) ?
-			    "unwind" : "fp");
+			    (unsigned long)off,
+			    sc_host_frame_unwound(&t[k], i) ? "unwind" : "fp");
 		}
 		fprintf(fp, "]}");
 	}
