@@ -429,6 +429,9 @@ sc__in_library_text(uintptr_t pc)
 	    pc < (uintptr_t)sc__text_end);
 }
 
+/* trace_json.c */
+void	sc__json_string(FILE *fp, const char *s);
+
 /* kern_shutdown.c */
 void	sc__panic(const char *func, const char *cond, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

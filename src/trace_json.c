@@ -441,8 +441,9 @@ sc_js_us(FILE *fp, uint64_t ns)
 	fprintf(fp, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
-static void
-sc_js_string(FILE *fp, const char *s)
+/* A JSON string; host_print.c's too. */
+void
+sc__json_string(FILE *fp, const char *s)
 {
 	fputc('"', fp);
 	for (; *s != '\0'; s++) {
@@ -472,7 +473,7 @@ sc_js_instant(FILE *fp, const struct sc_js *js,
 	    PRIu64 ",\"td\":%d,\"arg0\":%" PRIu64 ",\"arg1\":%" PRIu64
 	    ",\"text\":", sc_js_track(js, r) + 1, sc_trace_event_name(r->event),
 	    r->seq, r->tid, r->arg0, r->arg1);
-	sc_js_string(fp, line);
+	sc__json_string(fp, line);
 	fprintf(fp, "}}");
 }
 

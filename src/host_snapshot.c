@@ -1,0 +1,554 @@
+/*
+ * sc_host_snapshot() and sc_host_capture(): the host's stack_save_td(),
+ * every thread's request in flight at once.
+ *
+ * Kernel counterpart: stack_save_td() of sys/x86/x86/stack_machdep.c (one
+ * request, one IPI, the answer checked against the thread asked) and
+ * sysctl_kern_proc_kstack() of sys/kern/kern_proc.c (every thread of a
+ * process).  Beyond the kernel: the whole call is bounded, and a thread
+ * that does not answer gets a verdict read from /proc, never guessed
+ * (docs/host.md, "The protocol").
+ *
+ * Proof of identity.  The handler answers with gettid(); tgkill's
+ * counterpart (rt_tgsigqueueinfo()) delivers to that thread only, so the
+ * tid can only differ by a bug, which sc__host_wrong counts.  What the
+ * tid cannot tell is a thread that exited after the listing and whose tid
+ * a new thread took before the signal: its start time does.  It is read
+ * from /proc/self/task/TID/stat before the signal and again after the
+ * answer; equal, the thread that answered is the one listed (a tid is
+ * taken again only after the kernel's pid space wrapped, never within the
+ * one clock tick of the start time's resolution).  Unequal, or gone, the
+ * answer is dropped and the verdict is EXITED.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host_var.h"
+#include "sc_futex.h"
+
+#define SC_HV_PENDING	(-1)
+
+struct sc_host_req {
+	pid_t		hr_tid;
+	int		hr_verdict;	/* SC_HOST_*, or SC_HV_PENDING */
+	uint64_t	hr_gen;		/* start time, from stat */
+	uint64_t	hr_seq;
+	size_t		hr_slot;
+	bool		hr_sent;
+	char		hr_name[16];
+	struct sc_stack	*hr_st;		/* where the answer goes */
+	uint64_t	*hr_unwound;
+};
+
+/* Serialises the requesters: sc__host_cur's arrays, sc_host_seq. */
+static pthread_mutex_t sc_host_mtx = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t sc_host_seq;			/* (r) */
+
+/* Threads found blocking the signal, with the start time: no second
+ * signal queues while one is pending.  (r) */
+#define SC_HOST_NBLK	512
+static struct { pid_t tid; uint64_t gen; } sc_host_blk[SC_HOST_NBLK];
+
+static int
+sc_host_lock(uint64_t deadline)
+{
+	struct timespec ts;
+	uint64_t now = sc_now_ns(), left;
+
+	if (pthread_mutex_trylock(&sc_host_mtx) == 0)
+		return (0);
+	left = deadline > now ? deadline - now : 0;
+	/* timedlock's clock is CLOCK_REALTIME (and what TSan intercepts). */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(left / 1000000000u);
+	ts.tv_nsec += (long)(left % 1000000000u);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return (pthread_mutex_timedlock(&sc_host_mtx, &ts) == 0 ? 0 :
+	    EAGAIN);
+}
+
+/* /proc/self/task/TID/<file> into buf, NUL-terminated: its length, or -1
+ * when the thread is gone. */
+static ssize_t
+sc_host_read(int dirfd, pid_t tid, const char *file, char *buf, size_t len)
+{
+	char path[48];
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/%s", (int)tid, file);
+	if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return (-1);
+	r = read(fd, buf, len - 1);
+	close(fd);
+	if (r < 0)
+		return (-1);
+	buf[r] = '\0';
+	return (r);
+}
+
+/* The start time (field 22 of stat) and the name: 0, or ESRCH. */
+static int
+sc_host_stat(int dirfd, pid_t tid, uint64_t *gen, char *name)
+{
+	char buf[1024], *open, *close, *p;
+	size_t len;
+	int field;
+
+	if (sc_host_read(dirfd, tid, "stat", buf, sizeof(buf)) <= 0 ||
+	    (open = strchr(buf, '(')) == NULL ||
+	    (close = strrchr(buf, ')')) == NULL || close < open)
+		return (ESRCH);
+	if (name != NULL) {
+		len = (size_t)(close - open - 1);
+		if (len > 15)
+			len = 15;
+		memcpy(name, open + 1, len);
+		name[len] = '\0';
+	}
+	/* After ") " come the fields from 3 (state) on.  A zombie (an
+	 * exited main thread whose others live on) answers no signal. */
+	if (close[1] != ' ' || close[2] == 'Z' || close[2] == 'X')
+		return (ESRCH);
+	for (p = close + 2, field = 3; field < 22 && p != NULL; field++) {
+		p = strchr(p, ' ');
+		if (p != NULL)
+			p++;
+	}
+	if (p == NULL)
+		return (ESRCH);
+	*gen = strtoull(p, NULL, 10);
+	return (0);
+}
+
+/* Does the thread's mask block signo (SigBlk of status)?  1, 0, or -1
+ * when the thread is gone. */
+static int
+sc_host_sigblk(int dirfd, pid_t tid, int signo)
+{
+	char buf[2048], *p;
+	unsigned long long mask;
+
+	if (sc_host_read(dirfd, tid, "status", buf, sizeof(buf)) <= 0 ||
+	    (p = strstr(buf, "\nSigBlk:")) == NULL)
+		return (-1);
+	mask = strtoull(p + 8, NULL, 16);
+	return ((mask >> (signo - 1) & 1) != 0);
+}
+
+static size_t
+sc_host_blk_hash(pid_t tid)
+{
+	return ((size_t)tid * 2654435761u % SC_HOST_NBLK);
+}
+
+static bool
+sc_host_blk_known(const struct sc_host_req *rq)
+{
+	size_t h = sc_host_blk_hash(rq->hr_tid);
+
+	return (sc_host_blk[h].tid == rq->hr_tid &&
+	    sc_host_blk[h].gen == rq->hr_gen);
+}
+
+static void
+sc_host_blk_set(const struct sc_host_req *rq, bool blocked)
+{
+	size_t h = sc_host_blk_hash(rq->hr_tid);
+
+	if (blocked) {
+		sc_host_blk[h].tid = rq->hr_tid;
+		sc_host_blk[h].gen = rq->hr_gen;
+	} else if (sc_host_blk[h].tid == rq->hr_tid)
+		sc_host_blk[h].tid = 0;
+}
+
+/*
+ * n usable slots: FREE or DONE ones of the current array, or a new array
+ * (twice as large, or more) whose predecessor is kept for the handlers
+ * that may still hold it.  sc_host_mtx held.
+ */
+static struct sc_host_slots *
+sc_host_slots(size_t n, size_t *idx)
+{
+	struct sc_host_slots *a, *na;
+	size_t i, k, cap;
+	uint64_t st;
+
+	a = atomic_load(&sc__host_cur);
+	for (k = 0, i = 0; a != NULL && i < a->hn && k < n; i++) {
+		st = atomic_load(&a->hs[i].hs_req) & SC_HREQ_STATE;
+		if (st == SC_HREQ_FREE || st == SC_HREQ_DONE)
+			idx[k++] = i;
+	}
+	if (k == n)
+		return (a);
+	cap = a != NULL ? 2 * a->hn : 64;
+	if (cap < 2 * n)
+		cap = 2 * n;
+	if (cap > SC_HIDX_MAX)
+		return (NULL);
+	na = calloc(1, sizeof(*na) + cap * sizeof(na->hs[0]));
+	if (na == NULL)
+		return (NULL);
+	na->hn = cap;
+	na->hprev = a;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	atomic_store_explicit(&sc__host_cur, na, memory_order_release);
+	return (na);
+}
+
+/* Take back an open request: true, or false when a handler claimed it. */
+static bool
+sc_host_revoke(struct sc_host_slot *s, uint64_t seq)
+{
+	uint64_t want = seq << 2 | SC_HREQ_OPEN;
+
+	return (atomic_compare_exchange_strong(&s->hs_req, &want,
+	    SC_HREQ_FREE));
+}
+
+/* An answered request: proven, copied out, or dropped (EXITED). */
+static void
+sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd)
+{
+	uint64_t gen;
+
+	/* The name as of after the answer: one the thread set before the
+	 * walk goes with its stack. */
+	if (s->hs_answer != rq->hr_tid ||
+	    sc_host_stat(dirfd, rq->hr_tid, &gen, rq->hr_name) != 0 ||
+	    gen != rq->hr_gen) {
+		rq->hr_verdict = SC_HOST_EXITED;
+		return;
+	}
+	sc_stack_copy(&s->hs_buf, rq->hr_st);
+	*rq->hr_unwound = rq->hr_st->depth > 0 ? s->hs_unwound : 0;
+	rq->hr_verdict = rq->hr_st->depth > 0 ? SC_HOST_OK : SC_HOST_EMPTY;
+}
+
+/* Collect the answers come so far; the count still pending. */
+static size_t
+sc_host_collect(struct sc_host_req *rq, size_t nrq,
+    struct sc_host_slots *a, int dirfd)
+{
+	struct sc_host_slot *s;
+	size_t i, pending = 0;
+	uint64_t tag;
+
+	for (i = 0; i < nrq; i++) {
+		if (rq[i].hr_verdict != SC_HV_PENDING || !rq[i].hr_sent)
+			continue;
+		s = &a->hs[rq[i].hr_slot];
+		tag = atomic_load_explicit(&s->hs_req, memory_order_acquire);
+		if (tag == (rq[i].hr_seq << 2 | SC_HREQ_DONE))
+			sc_host_take(&rq[i], s, dirfd);
+		else
+			pending++;
+	}
+	return (pending);
+}
+
+/* Wait for answers until none is pending or until `until`. */
+static void
+sc_host_wait(struct sc_host_req *rq, size_t nrq, struct sc_host_slots *a,
+    int dirfd, uint64_t until)
+{
+	uint64_t now;
+	uint32_t seen;
+
+	for (;;) {
+		seen = atomic_load(&sc__host_answers);
+		if (sc_host_collect(rq, nrq, a, dirfd) == 0)
+			return;
+		now = sc_now_ns();
+		if (now >= until)
+			return;
+		atomic_store(&sc__host_waiting, 1);
+		sc__futex_wait_raw(&sc__host_answers, seen,
+		    (long)(until - now));
+		atomic_store(&sc__host_waiting, 0);
+	}
+}
+
+/*
+ * A request still pending: revoke it and read its verdict from /proc
+ * (final), or leave it to wait more (a handler claimed it; final only
+ * at the bound, TIMEDOUT).  With final false, only a blocked or an
+ * exited thread gets its verdict.
+ */
+static void
+sc_host_judge(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd,
+    int signo, bool final)
+{
+	int b;
+
+	b = sc_host_sigblk(dirfd, rq->hr_tid, signo);
+	if (!final && b == 0)
+		return;
+	if (!sc_host_revoke(s, rq->hr_seq)) {
+		/* Claimed: DONE by now, or a handler still walks. */
+		if (atomic_load_explicit(&s->hs_req, memory_order_acquire) ==
+		    (rq->hr_seq << 2 | SC_HREQ_DONE))
+			sc_host_take(rq, s, dirfd);
+		else if (final)
+			rq->hr_verdict = SC_HOST_TIMEDOUT;
+		return;
+	}
+	rq->hr_verdict = b < 0 ? SC_HOST_EXITED : b > 0 ? SC_HOST_BLOCKED :
+	    SC_HOST_TIMEDOUT;
+	if (b > 0)
+		sc_host_blk_set(rq, true);
+}
+
+/* Every request of rq[0..nrq): sent at once, answered or judged by the
+ * deadline.  sc_host_mtx held. */
+static int
+sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
+    uint64_t deadline)
+{
+	struct sc_host_slots *a;
+	size_t i, k, *idx;
+	uint64_t now, grace;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	int error;
+
+	if ((idx = calloc(nrq + 1, sizeof(*idx))) == NULL)
+		return (ENOMEM);
+	if ((a = sc_host_slots(nrq, idx)) == NULL) {
+		free(idx);
+		return (ENOMEM);
+	}
+	for (i = 0, k = 0; i < nrq; i++) {
+		if (sc_host_stat(dirfd, rq[i].hr_tid, &rq[i].hr_gen,
+		    rq[i].hr_name) != 0) {
+			rq[i].hr_verdict = SC_HOST_EXITED;
+			continue;
+		}
+		if (rq[i].hr_tid == self) {
+			sc__host_walk_self(rq[i].hr_st, rq[i].hr_unwound);
+			rq[i].hr_verdict = SC_HOST_SELF;
+			continue;
+		}
+		/* Blocked at the last call: no second signal while the first
+		 * may still be pending. */
+		if (sc_host_blk_known(&rq[i])) {
+			if (sc_host_sigblk(dirfd, rq[i].hr_tid, signo) > 0) {
+				rq[i].hr_verdict = SC_HOST_BLOCKED;
+				continue;
+			}
+			sc_host_blk_set(&rq[i], false);
+		}
+		rq[i].hr_slot = idx[k++];
+		rq[i].hr_seq = ++sc_host_seq;
+		a->hs[rq[i].hr_slot].hs_tid = rq[i].hr_tid;
+		atomic_store_explicit(&a->hs[rq[i].hr_slot].hs_req,
+		    rq[i].hr_seq << 2 | SC_HREQ_OPEN, memory_order_release);
+		error = sc__host_send(rq[i].hr_tid, signo,
+		    rq[i].hr_seq << SC_HIDX_BITS | rq[i].hr_slot);
+		rq[i].hr_sent = true;
+		if (error != 0) {
+			/* ESRCH: gone; EAGAIN: the signal queue is full. */
+			sc_host_revoke(&a->hs[rq[i].hr_slot], rq[i].hr_seq);
+			rq[i].hr_verdict = error == ESRCH ? SC_HOST_EXITED :
+			    SC_HOST_TIMEDOUT;
+		}
+	}
+	free(idx);
+	/*
+	 * Most answers come within microseconds; then the mask of those
+	 * that did not is read, so that a blocked thread costs no more than
+	 * this grace, and the rest wait until the bound.
+	 */
+	now = sc_now_ns();
+	grace = now + (deadline - now) / 8;
+	if (grace > now + 2000000)
+		grace = now + 2000000;
+	sc_host_wait(rq, nrq, a, dirfd, grace);
+	for (i = 0; i < nrq; i++)
+		if (rq[i].hr_verdict == SC_HV_PENDING)
+			sc_host_judge(&rq[i], &a->hs[rq[i].hr_slot], dirfd,
+			    signo, false);
+	sc_host_wait(rq, nrq, a, dirfd, deadline);
+	for (i = 0; i < nrq; i++)
+		if (rq[i].hr_verdict == SC_HV_PENDING)
+			sc_host_judge(&rq[i], &a->hs[rq[i].hr_slot], dirfd,
+			    signo, true);
+	return (0);
+}
+
+/* The checks, the signal, the walker, the lock: 0 with sc_host_mtx held
+ * and *signop set, or an errno. */
+static int
+sc_host_begin(long timeout_ns, uint64_t *deadline, int *signop)
+{
+	int signo, error;
+
+	if (timeout_ns <= 0)
+		return (EINVAL);
+	if (sc__host_in_handler())
+		return (EDEADLK);
+	*deadline = sc_now_ns() + (uint64_t)timeout_ns;
+	if ((error = sc_host_lock(*deadline)) != 0)
+		return (error);
+	if ((signo = sc__host_signal_ready()) < 0) {
+		pthread_mutex_unlock(&sc_host_mtx);
+		return (-signo);
+	}
+	if ((error = sc__host_walk_init()) != 0) {
+		pthread_mutex_unlock(&sc_host_mtx);
+		return (error);
+	}
+	*signop = signo;
+	return (0);
+}
+
+/* The tids of /proc/self/task, up to cap into tids; the total count. */
+static size_t
+sc_host_list(int dirfd, pid_t *tids, size_t cap)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+	int fd;
+
+	if ((fd = dup(dirfd)) < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return (0);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (n < cap)
+			tids[n] = (pid_t)atoi(de->d_name);
+		n++;
+	}
+	closedir(d);
+	return (n);
+}
+
+int
+sc_host_snapshot(struct sc_host_thread *out, size_t max, size_t *n,
+    long timeout_ns)
+{
+	struct sc_host_req *rq = NULL;
+	pid_t *tids = NULL;
+	size_t i, cap, total, nrq;
+	uint64_t deadline;
+	int dirfd, signo, error;
+
+	if (n == NULL || (out == NULL && max > 0))
+		return (EINVAL);
+	*n = 0;
+	if ((error = sc_host_begin(timeout_ns, &deadline, &signo)) != 0)
+		return (error);
+	if ((dirfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0) {
+		error = errno;
+		goto out;
+	}
+	for (cap = 256;; cap = total + 64) {
+		free(tids);
+		if ((tids = calloc(cap, sizeof(*tids))) == NULL) {
+			error = ENOMEM;
+			goto out;
+		}
+		if ((total = sc_host_list(dirfd, tids, cap)) <= cap)
+			break;
+	}
+	nrq = total < max ? total : max;
+	if ((rq = calloc(nrq + 1, sizeof(*rq))) == NULL) {
+		error = ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nrq; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].tid = rq[i].hr_tid = tids[i];
+		rq[i].hr_verdict = SC_HV_PENDING;
+		rq[i].hr_st = &out[i].stack;
+		rq[i].hr_unwound = &out[i].unwound;
+	}
+	error = sc_host_run(rq, nrq, dirfd, signo, deadline);
+	for (i = 0; i < nrq && error == 0; i++) {
+		out[i].verdict = rq[i].hr_verdict;
+		memcpy(out[i].name, rq[i].hr_name, sizeof(out[i].name));
+		if (rq[i].hr_verdict != SC_HOST_OK &&
+		    rq[i].hr_verdict != SC_HOST_SELF) {
+			out[i].stack.depth = 0;
+			out[i].unwound = 0;
+		}
+	}
+	*n = total;
+	if (error == 0 && total > max)
+		error = ENOSPC;
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	free(rq);
+	free(tids);
+	pthread_mutex_unlock(&sc_host_mtx);
+	return (error);
+}
+
+int
+sc_host_capture(pid_t tid, struct sc_stack *st, long timeout_ns)
+{
+	struct sc_host_req rq;
+	uint64_t deadline, unwound, gen;
+	int dirfd, signo, error;
+
+	if (st == NULL || tid <= 0)
+		return (-EINVAL);
+	st->depth = 0;
+	if ((error = sc_host_begin(timeout_ns, &deadline, &signo)) != 0)
+		return (-error);
+	if ((dirfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0) {
+		error = -errno;
+		goto out;
+	}
+	if (sc_host_stat(dirfd, tid, &gen, NULL) != 0) {
+		error = -ESRCH;		/* not ours, or no such thread */
+		goto out;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.hr_tid = tid;
+	rq.hr_verdict = SC_HV_PENDING;
+	rq.hr_st = st;
+	rq.hr_unwound = &unwound;
+	error = sc_host_run(&rq, 1, dirfd, signo, deadline);
+	if (error != 0)
+		error = -error;
+	else
+		error = rq.hr_verdict;
+	if (error != SC_HOST_OK && error != SC_HOST_SELF)
+		st->depth = 0;
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	pthread_mutex_unlock(&sc_host_mtx);
+	return (error);
+}
+
+const char *
+sc_host_verdict_name(int verdict)
+{
+	static const char *const names[] = { "ok", "empty", "blocked",
+	    "exited", "timedout", "self" };
+
+	if (verdict < 0 || verdict > SC_HOST_SELF)
+		return ("?");
+	return (names[verdict]);
+}
