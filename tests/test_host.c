@@ -16,7 +16,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sc_cmocka.h"
+#include "stackcap/cmocka.h"
 #include "host_kinds.h"
 #include "host_var.h"
 

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "sc_cmocka.h"
+#include "stackcap/cmocka.h"
 #include "host_kinds.h"
 #include "host_var.h"
 

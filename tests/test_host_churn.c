@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sc_cmocka.h"
+#include "stackcap/cmocka.h"
 #include "host_kinds.h"
 #include "host_var.h"
 
