@@ -4,6 +4,14 @@
  * CLOCK_MONOTONIC), then dumps every thread to stderr and aborts.  Not a
  * signal handler: the dump opens /proc, allocates and symbolises.
  *
+ * A bound that has passed is final: once the deadline is behind us the
+ * process aborts, whether the watchdog thread or the test gets to the
+ * lock first.  A disarm (or a re-arm) that comes late does not return:
+ * it hands the firing to the watchdog and waits for the abort, so the
+ * outcome depends on when the test finished, never on which thread the
+ * host scheduled first, and no disarm returns to a caller that the dump
+ * then kills.
+ *
  * Kernel counterpart: none (the kernel's deadlock watchdogs, such as
  * sys/kern/kern_clock.c's deadlkres(), print and panic the same way).
  */
@@ -19,6 +27,29 @@ static pthread_cond_t sc_wd_cv;
 static uint64_t sc_wd_deadline;		/* (w: sc_wd_mtx) 0: disarmed */
 static uint64_t sc_wd_bound;		/* (w) what was armed, for the dump */
 static bool sc_wd_running;		/* (w) */
+
+/*
+ * Called with sc_wd_mtx held by a disarm or re-arm after the deadline: the
+ * test overran, so the watchdog fires.  Wake it (it may still be asleep in
+ * pthread_cond_timedwait(), or not yet scheduled at all) and wait for the
+ * abort; the caller then shows in the dump, blocked here.
+ */
+static void
+sc_wd_too_late(void)
+{
+
+	pthread_cond_broadcast(&sc_wd_cv);
+	for (;;)
+		pthread_cond_wait(&sc_wd_cv, &sc_wd_mtx);
+}
+
+/* Whether the armed bound has passed (sc_wd_mtx held). */
+static bool
+sc_wd_overran(void)
+{
+
+	return (sc_wd_deadline != 0 && sc_now_ns() >= sc_wd_deadline);
+}
 
 static void *
 sc_wd_main(void *arg)
@@ -78,6 +109,8 @@ sc_host_watchdog_arm(long timeout_ns)
 			sc_wd_running = true;
 		}
 	}
+	if (error == 0 && sc_wd_overran())
+		sc_wd_too_late();
 	if (error == 0) {
 		sc_wd_bound = (uint64_t)timeout_ns;
 		sc_wd_deadline = sc_now_ns() + (uint64_t)timeout_ns;
@@ -91,6 +124,8 @@ void
 sc_host_watchdog_disarm(void)
 {
 	pthread_mutex_lock(&sc_wd_mtx);
+	if (sc_wd_overran())
+		sc_wd_too_late();
 	sc_wd_deadline = 0;
 	if (sc_wd_running)
 		pthread_cond_signal(&sc_wd_cv);

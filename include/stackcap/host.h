@@ -140,7 +140,10 @@ SC_EXTERN int	sc_host_dump(FILE *fp, const char *what, long timeout_ns);
  * (seconds, decimals allowed) overrides timeout_ns: set it a few seconds
  * under ctest's TIMEOUT, which kills with SIGKILL (docs/host.md).  The
  * watchdog is a thread of its own that sleeps until the bound; arming
- * again moves the bound.  Returns 0, EINVAL (timeout_ns <= 0 and no
+ * again moves the bound.  A bound that has passed is final: a disarm or
+ * re-arm after it does not return, but waits for the dump and the abort
+ * (the test overran, whichever thread the host ran first).  Call from any
+ * thread but a signal handler.  Returns 0, EINVAL (timeout_ns <= 0 and no
  * STACKCAP_WATCHDOG), or pthread_create()'s error.
  */
 SC_EXTERN int	sc_host_watchdog_arm(long timeout_ns);
