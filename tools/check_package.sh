@@ -15,7 +15,8 @@
 #   CMAKE_PREFIX_PATH) and with its Makefile (pkg-config), and once more
 #   against stackcap::stackcap_static;
 # - examples/cmocka, a user's CMocka test, is built against the installed
-#   <stackcap/cmocka.h> and run by ctest;
+#   <stackcap/cmocka.h> and run by ctest, and so is examples/watchdog, a
+#   CMocka test under the hang watchdog of <stackcap/host.h>;
 # - the installed stackcap-demo runs from bin/, and the replay command
 #   its explorer prints runs as printed, with only bin/ and the system's
 #   directories in PATH; `man -l` renders every installed page without a
@@ -169,6 +170,11 @@ rm -rf "$tmp/build"	# <build> is a new directory for each example
 run_doc examples/cmocka/CMakeLists.txt "$src" \
     "$(header_cmds examples/cmocka/CMakeLists.txt)"
 loads_prefix_lib "$tmp/build/test_app"
+
+rm -rf "$tmp/build"
+run_doc examples/watchdog/CMakeLists.txt "$src" \
+    "$(header_cmds examples/watchdog/CMakeLists.txt)"
+loads_prefix_lib "$tmp/build/test_hang"
 
 echo "=== the installed stackcap-demo and its replay command"
 # Only the prefix's bin/ and the system's: the demo is found by its name,
