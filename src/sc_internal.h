@@ -648,6 +648,8 @@ void	sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid,
 	    uint64_t a0, uint64_t a1);
 struct sc_trace_record *sc__trace_take(struct sc_machine *m, size_t *np);
 uint64_t sc__trace_base(const struct sc_trace_record *recs, size_t n);
+bool	sc__trace_capture_step(int event);
+bool	sc__trace_snapshot_step(int event);
 void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
 	    size_t len);
 /* Record an event if the trace is on: one predictable branch when off. */

@@ -393,6 +393,39 @@ sc__trace_take(struct sc_machine *m, size_t *np)
 }
 
 /*
+ * A step of the requester in sc_stack_save_td() (not of a handler): what
+ * the viewers (trace_json.c, trace_svg.c) put on the requester's track.
+ */
+bool
+sc__trace_capture_step(int event)
+{
+	switch (event) {
+	case SC_TRACE_CAPTURE_BEGIN:
+	case SC_TRACE_PCB_WALK:
+	case SC_TRACE_LOCK_DROPPED:
+	case SC_TRACE_LOCK_TAKEN:
+	case SC_TRACE_NOCPU:
+	case SC_TRACE_IPI_SENT:
+	case SC_TRACE_ANSWER_SEEN:
+	case SC_TRACE_RETRY:
+	case SC_TRACE_TIMEOUT:
+	case SC_TRACE_CAPTURE_DONE:
+		return (true);
+	default:
+		return (false);
+	}
+}
+
+/* A step of the requester of a snapshot (sc_machine_snapshot()). */
+bool
+sc__trace_snapshot_step(int event)
+{
+	return (event == SC_TRACE_SNAPSHOT_BEGIN ||
+	    event == SC_TRACE_SNAPSHOT_ROUND ||
+	    event == SC_TRACE_SNAPSHOT_DONE);
+}
+
+/*
  * The earliest timestamp of recs[0..n), the outputs' time 0.  Not always
  * recs[0]'s: a writer reads the clock before it takes its sequence number,
  * so one delayed in between (preempted, or interrupted by an IPI handler

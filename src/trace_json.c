@@ -99,27 +99,6 @@ sc_js_track(const struct sc_js *js, const struct sc_trace_record *r)
 	    js->js_m->m_ncpu : r->cpu);
 }
 
-/* A step of the requester in sc_stack_save_td() (not of a handler). */
-static bool
-sc_js_requester_event(int event)
-{
-	switch (event) {
-	case SC_TRACE_CAPTURE_BEGIN:
-	case SC_TRACE_PCB_WALK:
-	case SC_TRACE_LOCK_DROPPED:
-	case SC_TRACE_LOCK_TAKEN:
-	case SC_TRACE_NOCPU:
-	case SC_TRACE_IPI_SENT:
-	case SC_TRACE_ANSWER_SEEN:
-	case SC_TRACE_RETRY:
-	case SC_TRACE_TIMEOUT:
-	case SC_TRACE_CAPTURE_DONE:
-		return (true);
-	default:
-		return (false);
-	}
-}
-
 /* The requester's first step once the wait for an answer is over. */
 static bool
 sc_js_wait_over(int event)
@@ -249,7 +228,7 @@ sc_js_pair(struct sc_js *js, struct sc_js_open *open)
 			o->o_waits = o->o_snapshot = o->o_round = -1;
 			o->o_rwaits = -1;
 		}
-		if (sc_js_requester_event(r->event) &&
+		if (sc__trace_capture_step(r->event) &&
 		    (w = sc_js_take(js, &o->o_waits, r->tid)) >= 0 &&
 		    sc_js_wait_over(r->event))
 			sc_js_add(js, (size_t)w, i, SC_JS_WAIT);

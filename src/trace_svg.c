@@ -33,30 +33,6 @@
 #include "sc_internal.h"
 #include "trace_svg.h"
 
-/* A step of a requester (of sc_stack_save_td() or a snapshot). */
-static bool
-sc_svg_requester_event(int event)
-{
-	switch (event) {
-	case SC_TRACE_CAPTURE_BEGIN:
-	case SC_TRACE_PCB_WALK:
-	case SC_TRACE_LOCK_DROPPED:
-	case SC_TRACE_LOCK_TAKEN:
-	case SC_TRACE_NOCPU:
-	case SC_TRACE_IPI_SENT:
-	case SC_TRACE_ANSWER_SEEN:
-	case SC_TRACE_RETRY:
-	case SC_TRACE_TIMEOUT:
-	case SC_TRACE_CAPTURE_DONE:
-	case SC_TRACE_SNAPSHOT_BEGIN:
-	case SC_TRACE_SNAPSHOT_ROUND:
-	case SC_TRACE_SNAPSHOT_DONE:
-		return (true);
-	default:
-		return (false);
-	}
-}
-
 /* The first requester lane with nothing open, a new one, or the last. */
 static int
 sc_svg_req_free(struct sc_svg *sv)
@@ -150,7 +126,8 @@ sc_svg_lane(struct sc_svg *sv, const struct sc_trace_record *r)
 		return (-1);
 	if (oncpu)
 		return (r->cpu);
-	if (sc_svg_requester_event(r->event) ||
+	if ((sc__trace_capture_step(r->event) ||
+	    sc__trace_snapshot_step(r->event)) ||
 	    r->event == SC_TRACE_THREAD_REUSE || r->event == SC_TRACE_SWAP)
 		return (sc_svg_req_lane(sv, r));
 	return (-1);
