@@ -28,6 +28,15 @@
 #define HK_WALKS	1
 #endif
 
+/*
+ * A thread that answered, proven.  Under TSan the handler runs at an
+ * interceptor, in libtsan's text, where no walk starts: the answer is
+ * EMPTY there, and what is checked is that it came, from the thread
+ * asked.
+ */
+#define HK_ANSWERED(v)	((v) == SC_HOST_OK ||				\
+	    (!HK_WALKS && (v) == SC_HOST_EMPTY))
+
 static pid_t
 hk_gettid(void)
 {
@@ -84,7 +93,7 @@ test_host_capture_kinds(void **state)
 			assert_int_equal(st.depth, 0);
 			continue;
 		}
-		assert_int_equal(v, SC_HOST_OK);
+		assert_true(HK_ANSWERED(v));
 		if (HK_WALKS && !hk_holds(&st, k)) {
 			sc_stack_print(stderr, &st);
 			fail_msg("kind %s: its chain is not on its stack",
@@ -112,7 +121,7 @@ test_host_walker_per_frame(void **state)
 	assert_int_equal(sc_host_snapshot(out, 64, &n, TMO), 0);
 	for (i = 0; i < n; i++) {
 		if (out[i].tid == atomic_load(&t[0].tid)) {
-			assert_int_equal(out[i].verdict, SC_HOST_OK);
+			assert_true(HK_ANSWERED(out[i].verdict));
 			/* The interrupted pc, a step (the leaf keeps no
 			 * frame), then frame pointers. */
 			assert_int_equal(hk_frame(&out[i].stack,
@@ -123,7 +132,7 @@ test_host_walker_per_frame(void **state)
 			assert_int_equal(out[i].unwound >> at, 0);
 			seen++;
 		} else if (out[i].tid == atomic_load(&t[1].tid)) {
-			assert_int_equal(out[i].verdict, SC_HOST_OK);
+			assert_true(HK_ANSWERED(out[i].verdict));
 			at = hk_frame(&out[i].stack, "hk_sleep_outer");
 			if (at <= 0)
 				sc_stack_print(stderr, &out[i].stack);
@@ -168,7 +177,7 @@ test_host_blocked_never_wrong_thread(void **state)
 				    SC_HOST_BLOCKED);
 				assert_int_equal(out[i].stack.depth, 0);
 			} else {
-				assert_int_equal(out[i].verdict, SC_HOST_OK);
+				assert_true(HK_ANSWERED(out[i].verdict));
 				assert_true(!HK_WALKS ||
 				    hk_holds(&out[i].stack, kind));
 			}
@@ -244,7 +253,7 @@ test_host_late_handler_harmless(void **state)
 	hold_disarm();
 	atomic_store(&hold_tid, 0);
 	v = sc_host_capture(atomic_load(&t.tid), &st, TMO);
-	assert_int_equal(v, SC_HOST_OK);
+	assert_true(HK_ANSWERED(v));
 	assert_true(!HK_WALKS || hk_holds(&st, HK_SLEEP));
 	/* The late answer landed in the library's slot, not in canary. */
 	assert_memory_equal(&canary, &canary, sizeof(canary));
@@ -281,7 +290,7 @@ test_host_never_answers_costs_the_bound(void **state)
 		if (out[i].tid == atomic_load(&t[1].tid))
 			assert_int_equal(out[i].verdict, SC_HOST_BLOCKED);
 		if (out[i].tid == atomic_load(&t[2].tid))
-			assert_int_equal(out[i].verdict, SC_HOST_OK);
+			assert_true(HK_ANSWERED(out[i].verdict));
 	}
 	hold_disarm();
 	atomic_store(&hold_tid, 0);

@@ -127,10 +127,14 @@ test_watchdog_fires(void **state)
 	(void)state;
 	wd_run(wd_body_hang, &wd_out);
 	wd_assert_aborted(&wd_out, "0.100");
-	if (strstr(wd_out.err, "hk-cond") == NULL ||
-	    strstr(wd_out.err, "hk_cond_loop") == NULL)
-		fail_msg("the dump lacks the hk-cond thread in hk_cond_loop:\n%s",
-		    wd_out.err);
+	if (strstr(wd_out.err, "hk-cond") == NULL)
+		fail_msg("the dump lacks the hk-cond thread:\n%s", wd_out.err);
+#if !defined(SC_SANITIZER_THREAD)
+	/* Under TSan a handler runs only at an interceptor, with a context
+	 * that is no longer the thread's: no walk to check (docs/host.md). */
+	if (strstr(wd_out.err, "hk_cond_loop") == NULL)
+		fail_msg("the dump lacks hk_cond_loop:\n%s", wd_out.err);
+#endif
 	if (strstr(wd_out.err, "sc-watchdog") == NULL)
 		fail_msg("the dump lacks the watchdog's own thread:\n%s",
 		    wd_out.err);
