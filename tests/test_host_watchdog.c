@@ -73,7 +73,7 @@ wd_run(void (*body)(void), struct wd_child *c)
 	if (elapsed >= WD_CHILD_BOUND_MS) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &c->status, 0);
-		fail_msg("watchdog child still running after %d ms; stderr:\n%s",
+		fail_msg("watchdog child running after %d ms; stderr:\n%s",
 		    WD_CHILD_BOUND_MS, c->err);
 	}
 	assert_int_equal(waitpid(pid, &c->status, 0), pid);
@@ -128,7 +128,8 @@ test_watchdog_fires(void **state)
 	wd_run(wd_body_hang, &wd_out);
 	wd_assert_aborted(&wd_out, "0.100");
 	if (strstr(wd_out.err, "hk-cond") == NULL)
-		fail_msg("the dump lacks the hk-cond thread:\n%s", wd_out.err);
+		fail_msg("the dump lacks the hk-cond thread:\n%s",
+		    wd_out.err);
 #if !defined(SC_SANITIZER_THREAD)
 	/* Under TSan a handler runs only at an interceptor, with a context
 	 * that is no longer the thread's: no walk to check (docs/host.md). */
