@@ -56,17 +56,16 @@ sc_wd_main(void *arg)
 {
 	struct timespec ts;
 	char what[96];
-	uint64_t now;
 
 	(void)arg;
 	pthread_mutex_lock(&sc_wd_mtx);
 	for (;;) {
-		now = sc_now_ns();
 		if (sc_wd_deadline == 0) {
 			pthread_cond_wait(&sc_wd_cv, &sc_wd_mtx);
 			continue;
 		}
-		if (now >= sc_wd_deadline)
+		/* The same test as a late disarm's: both sides agree. */
+		if (sc_wd_overran())
 			break;
 		ts.tv_sec = (time_t)(sc_wd_deadline / 1000000000u);
 		ts.tv_nsec = (long)(sc_wd_deadline % 1000000000u);
