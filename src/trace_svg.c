@@ -126,8 +126,8 @@ sc_svg_lane(struct sc_svg *sv, const struct sc_trace_record *r)
 		return (-1);
 	if (oncpu)
 		return (r->cpu);
-	if ((sc__trace_capture_step(r->event) ||
-	    sc__trace_snapshot_step(r->event)) ||
+	if (sc__trace_capture_step(r->event) ||
+	    sc__trace_snapshot_step(r->event) ||
 	    r->event == SC_TRACE_THREAD_REUSE || r->event == SC_TRACE_SWAP)
 		return (sc_svg_req_lane(sv, r));
 	return (-1);
