@@ -26,11 +26,33 @@ _Atomic uint32_t sc__host_answers;
 _Atomic uint32_t sc__host_waiting;
 _Atomic uint64_t sc__host_wrong;
 _Atomic uint64_t sc__host_stale;
-void (*_Atomic sc__host_hook)(void);
+void (*_Atomic sc__host_hook)(int);
 
 static _Atomic int sc_host_signo;		/* (a) 0: not chosen yet */
 static pthread_mutex_t sc_host_sig_mtx = PTHREAD_MUTEX_INITIALIZER;
 static __thread int sc_host_handling SC_TLS_IE;
+/* Requests filed by nested entries of the handler, 0 for none.  Two at
+ * most: one signal a thread is in flight at a time (host_snapshot.c). */
+#define SC_HOST_NEST	4
+static __thread _Atomic uint64_t sc_host_nested[SC_HOST_NEST] SC_TLS_IE;
+
+static void
+sc_host_call_hook(int where)
+{
+	void (*hook)(int) = atomic_load(&sc__host_hook);
+
+	if (hook != NULL)
+		hook(where);
+}
+
+/* A slot changed: wake the requester if it sleeps. */
+static void
+sc_host_answered(void)
+{
+	atomic_fetch_add(&sc__host_answers, 1);
+	if (atomic_load(&sc__host_waiting) != 0)
+		sc__futex_wake_raw(&sc__host_answers, 1);
+}
 
 bool
 sc__host_in_handler(void)
@@ -38,54 +60,123 @@ sc__host_in_handler(void)
 	return (sc_host_handling != 0);
 }
 
-/*
- * The handler.  Async-signal-safe: atomics, gettid and futex system
- * calls, the walk (host_walk.c: no lock of ours, no allocation); errno
- * saved.  A signal that is not one of our requests (another sender, or
- * the value of an older request) changes nothing.
- */
+/* One request, the value of its signal: claim its slot, walk the
+ * interrupted context into it, answer. */
 static void
-sc_host_handler(int signo, siginfo_t *si, void *ucv)
+sc_host_answer(uint64_t v, void *ucv, pid_t self)
 {
 	struct sc_host_slots *a;
 	struct sc_host_slot *s;
-	void (*hook)(void);
-	uint64_t v, seq, want;
+	uint64_t seq, want;
 	size_t idx;
-	int saved = errno;
 
-	(void)signo;
-	if (si->si_code != SI_QUEUE || si->si_pid != getpid())
-		goto stale;
-	v = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+	sc_host_call_hook(SC_HHOOK_ENTRY);
 	idx = (size_t)(v & (SC_HIDX_MAX - 1));
 	seq = v >> SC_HIDX_BITS;
 	a = atomic_load_explicit(&sc__host_cur, memory_order_acquire);
 	if (a == NULL || idx >= a->hn)
 		goto stale;
 	s = &a->hs[idx];
-	want = seq << 2 | SC_HREQ_OPEN;
+	want = SC_HTAG(seq, SC_HREQ_OPEN);
 	if (!atomic_compare_exchange_strong(&s->hs_req, &want,
-	    seq << 2 | SC_HREQ_CLAIMED))
-		goto stale;		/* revoked: the requester left */
-	sc_host_handling = 1;
-	hook = atomic_load(&sc__host_hook);
-	if (hook != NULL)
-		hook();
+	    SC_HTAG(seq, SC_HREQ_CLAIMED))) {
+		/* Revoked: the requester left.  Say the signal came, so
+		 * that the thread may be sent another. */
+		want = SC_HTAG(seq, SC_HREQ_REVOKED);
+		if (atomic_compare_exchange_strong(&s->hs_req, &want,
+		    SC_HREQ_FREE))
+			sc_host_answered();
+		goto stale;
+	}
+	sc_host_call_hook(SC_HHOOK_CLAIMED);
 	sc__host_walk(ucv, &s->hs_buf, &s->hs_unwound);
-	s->hs_answer = (pid_t)syscall(SYS_gettid);
+	s->hs_answer = self;
 	if (s->hs_answer != s->hs_tid)
 		atomic_fetch_add(&sc__host_wrong, 1);	/* never, by tgkill */
-	atomic_store_explicit(&s->hs_req, seq << 2 | SC_HREQ_DONE,
+	atomic_store_explicit(&s->hs_req, SC_HTAG(seq, SC_HREQ_DONE),
 	    memory_order_release);
-	atomic_fetch_add(&sc__host_answers, 1);
-	if (atomic_load(&sc__host_waiting) != 0)
-		sc__futex_wake_raw(&sc__host_answers, 1);
-	sc_host_handling = 0;
-	errno = saved;
+	sc_host_answered();
 	return;
 stale:
 	atomic_fetch_add(&sc__host_stale, 1);
+}
+
+/* Answer the requests filed by nested handlers: true if there was one. */
+static bool
+sc_host_drain(void *ucv, pid_t self)
+{
+	bool any = false;
+	uint64_t v;
+	int i;
+
+	for (i = 0; i < SC_HOST_NEST; i++) {
+		/* One instruction: a nested handler files whole or not. */
+		v = atomic_exchange(&sc_host_nested[i], 0);
+		if (v == 0)
+			continue;
+		sc_host_answer(v, ucv, self);
+		any = true;
+	}
+	return (any);
+}
+
+/*
+ * The handler.  Async-signal-safe: atomics, gettid and futex system
+ * calls, the walk (host_walk.c: no lock of ours, no allocation); errno
+ * saved.  A signal that is not one of our requests (another sender, or
+ * the value of an older request) changes nothing.
+ *
+ * Installed with SA_NODEFER (sc_host_install()), it can be entered again
+ * on the same thread while it runs.  A nested entry only files its
+ * request in sc_host_nested and returns; the outer one answers what was
+ * filed before it returns, from its own context (where the thread was:
+ * it has not run since).  So handlers never pile up on a thread's stack
+ * however many requests come while one finishes (one does, after each
+ * answer wakes the requester: the futex call is where a thread is most
+ * often preempted).  The last check for a filed request comes after
+ * sc_host_handling is cleared: a request that comes after that is
+ * answered by its own entry.
+ */
+static void
+sc_host_handler(int signo, siginfo_t *si, void *ucv)
+{
+	uint64_t v, zero;
+	pid_t self;
+	int i, saved = errno;
+
+	(void)signo;
+	if (si->si_code != SI_QUEUE || si->si_pid != getpid()) {
+		atomic_fetch_add(&sc__host_stale, 1);
+		errno = saved;
+		return;
+	}
+	v = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+	if (sc_host_handling != 0) {
+		for (i = 0; i < SC_HOST_NEST; i++) {
+			zero = 0;
+			if (atomic_compare_exchange_strong(&sc_host_nested[i],
+			    &zero, v))
+				break;
+		}
+		if (i == SC_HOST_NEST)	/* never: one signal a thread */
+			atomic_fetch_add(&sc__host_stale, 1);
+		errno = saved;
+		return;
+	}
+	self = (pid_t)syscall(SYS_gettid);
+	do {
+		sc_host_handling = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		sc_host_answer(v, ucv, self);
+		while (sc_host_drain(ucv, self))
+			;
+		atomic_signal_fence(memory_order_seq_cst);
+		sc_host_handling = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		v = 0;
+		for (i = 0; i < SC_HOST_NEST && v == 0; i++)
+			v = atomic_exchange(&sc_host_nested[i], 0);
+	} while (v != 0);
 	errno = saved;
 }
 
@@ -111,7 +202,15 @@ sc_host_install(int signo)
 		return (EBUSY);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = sc_host_handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	/*
+	 * SA_NODEFER: the kernel does not add the signal to the mask while
+	 * the handler runs, so SigBlk in /proc/self/task/TID/status is the
+	 * program's own mask, and a thread that is answering (or about to:
+	 * its signal dequeued, its handler not yet entered) is never judged
+	 * BLOCKED.  The handler files a nested request for the outer one
+	 * to answer (sc_host_handler()).
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(signo, &sa, NULL) != 0)
 		return (errno);

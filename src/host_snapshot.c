@@ -41,7 +41,8 @@ struct sc_host_req {
 	uint64_t	hr_gen;		/* start time, from stat */
 	uint64_t	hr_seq;
 	size_t		hr_slot;
-	bool		hr_sent;
+	struct sc_host_slot *hr_wslot;	/* held: sent once this slot's */
+	uint64_t	hr_wtag;	/* tag is no longer hr_wtag */
 	char		hr_name[16];
 	struct sc_stack	*hr_st;		/* where the answer goes */
 	uint64_t	*hr_unwound;
@@ -51,10 +52,22 @@ struct sc_host_req {
 static pthread_mutex_t sc_host_mtx = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t sc_host_seq;			/* (r) */
 
-/* Threads found blocking the signal, with the start time: no second
- * signal queues while one is pending.  (r) */
-#define SC_HOST_NBLK	512
-static struct { pid_t tid; uint64_t gen; } sc_host_blk[SC_HOST_NBLK];
+/*
+ * Threads a signal of ours may still come to: a request taken back
+ * before a handler claimed it (its slot REVOKED), or claimed and not
+ * done when its call ended (CLAIMED).  No second signal goes to such a
+ * thread until the slot's tag moves on: a second would run the handler
+ * nested in the first (SA_NODEFER, host_signal.c), and a thread that
+ * blocks the signal would have one more queued at each call.  (r)
+ */
+struct sc_host_out {
+	pid_t		ho_tid;
+	uint64_t	ho_gen;
+	struct sc_host_slot *ho_slot;
+	uint64_t	ho_tag;		/* outstanding while the slot holds it */
+};
+static struct sc_host_out *sc_host_outs;	/* (r) */
+static size_t sc_host_nout, sc_host_capout;	/* (r) */
 
 static int
 sc_host_lock(uint64_t deadline)
@@ -131,46 +144,108 @@ sc_host_stat(int dirfd, pid_t tid, uint64_t *gen, char *name)
 	return (0);
 }
 
-/* Does the thread's mask block signo (SigBlk of status)?  1, 0, or -1
- * when the thread is gone. */
+/* The mask's bit of signo in a line "\nName:\t<hex>" of status: 1, 0, or
+ * -1 when the line is not there. */
 static int
-sc_host_sigblk(int dirfd, pid_t tid, int signo)
+sc_host_sigbit(const char *status, const char *line, int signo)
 {
-	char buf[2048], *p;
-	unsigned long long mask;
+	const char *p = strstr(status, line);
+
+	if (p == NULL)
+		return (-1);
+	return ((strtoull(p + strlen(line), NULL, 16) >> (signo - 1) & 1) != 0);
+}
+
+/*
+ * Is the thread BLOCKED: does its own mask block signo while a signal of
+ * ours waits for it?  SigBlk and SigPnd of status, which the kernel reads
+ * in one go: the mask is the program's alone (SA_NODEFER, host_signal.c),
+ * and a signal not pending (taken, its handler about to run) is no block,
+ * whatever the mask says since.  1, 0, or -1 when the thread is gone.
+ */
+static int
+sc_host_blocked(int dirfd, pid_t tid, int signo)
+{
+	char buf[2048];
+	int blk, pnd;
 
 	if (sc_host_read(dirfd, tid, "status", buf, sizeof(buf)) <= 0 ||
-	    (p = strstr(buf, "\nSigBlk:")) == NULL)
+	    (blk = sc_host_sigbit(buf, "\nSigBlk:", signo)) < 0 ||
+	    (pnd = sc_host_sigbit(buf, "\nSigPnd:", signo)) < 0)
 		return (-1);
-	mask = strtoull(p + 8, NULL, 16);
-	return ((mask >> (signo - 1) & 1) != 0);
+	return (blk && pnd);
 }
 
-static size_t
-sc_host_blk_hash(pid_t tid)
-{
-	return ((size_t)tid * 2654435761u % SC_HOST_NBLK);
-}
-
+/* Is the signal of o still to come? */
 static bool
-sc_host_blk_known(const struct sc_host_req *rq)
+sc_host_out_waits(const struct sc_host_out *o)
 {
-	size_t h = sc_host_blk_hash(rq->hr_tid);
-
-	return (sc_host_blk[h].tid == rq->hr_tid &&
-	    sc_host_blk[h].gen == rq->hr_gen);
+	return (atomic_load_explicit(&o->ho_slot->hs_req,
+	    memory_order_acquire) == o->ho_tag);
 }
 
+/* Remember that the signal of rq's slot s may still come (s holds tag).
+ * Without memory the thread may later get a second signal: it nests. */
 static void
-sc_host_blk_set(const struct sc_host_req *rq, bool blocked)
+sc_host_out_add(const struct sc_host_req *rq, struct sc_host_slot *s,
+    uint64_t tag)
 {
-	size_t h = sc_host_blk_hash(rq->hr_tid);
+	struct sc_host_out *no;
+	size_t cap;
 
-	if (blocked) {
-		sc_host_blk[h].tid = rq->hr_tid;
-		sc_host_blk[h].gen = rq->hr_gen;
-	} else if (sc_host_blk[h].tid == rq->hr_tid)
-		sc_host_blk[h].tid = 0;
+	if (sc_host_nout == sc_host_capout) {
+		cap = sc_host_capout != 0 ? 2 * sc_host_capout : 16;
+		no = realloc(sc_host_outs, cap * sizeof(*no));
+		if (no == NULL)
+			return;
+		sc_host_outs = no;
+		sc_host_capout = cap;
+	}
+	no = &sc_host_outs[sc_host_nout++];
+	no->ho_tid = rq->hr_tid;
+	no->ho_gen = rq->hr_gen;
+	no->ho_slot = s;
+	no->ho_tag = tag;
+}
+
+/*
+ * Forget the signals that came, and those of threads gone: no handler
+ * comes for a thread that is gone, so its REVOKED slot is freed here.
+ */
+static void
+sc_host_out_prune(int dirfd)
+{
+	struct sc_host_out *o;
+	uint64_t gen, want;
+	size_t i = 0;
+
+	while (i < sc_host_nout) {
+		o = &sc_host_outs[i];
+		if (sc_host_out_waits(o) &&
+		    sc_host_stat(dirfd, o->ho_tid, &gen, NULL) == 0 &&
+		    gen == o->ho_gen) {
+			i++;
+			continue;
+		}
+		want = o->ho_tag;
+		if ((want & SC_HREQ_STATE) == SC_HREQ_REVOKED)
+			atomic_compare_exchange_strong(&o->ho_slot->hs_req,
+			    &want, SC_HREQ_FREE);
+		*o = sc_host_outs[--sc_host_nout];
+	}
+}
+
+/* The signal still to come to rq's thread, or NULL. */
+static const struct sc_host_out *
+sc_host_out_of(const struct sc_host_req *rq)
+{
+	size_t i;
+
+	for (i = 0; i < sc_host_nout; i++)
+		if (sc_host_outs[i].ho_tid == rq->hr_tid &&
+		    sc_host_outs[i].ho_gen == rq->hr_gen)
+			return (&sc_host_outs[i]);
+	return (NULL);
 }
 
 /*
@@ -209,14 +284,37 @@ sc_host_slots(size_t n, size_t *idx)
 	return (na);
 }
 
-/* Take back an open request: true, or false when a handler claimed it. */
+/* Take back an open request, to FREE (its signal will not come) or
+ * REVOKED (it may): true, or false when a handler claimed it. */
 static bool
-sc_host_revoke(struct sc_host_slot *s, uint64_t seq)
+sc_host_revoke(struct sc_host_slot *s, uint64_t seq, uint64_t to)
 {
-	uint64_t want = seq << 2 | SC_HREQ_OPEN;
+	uint64_t want = SC_HTAG(seq, SC_HREQ_OPEN);
 
 	return (atomic_compare_exchange_strong(&s->hs_req, &want,
-	    SC_HREQ_FREE));
+	    to == SC_HREQ_FREE ? to : SC_HTAG(seq, to)));
+}
+
+/* Open rq's slot and send its signal. */
+static void
+sc_host_send_req(struct sc_host_req *rq, struct sc_host_slots *a,
+    int signo)
+{
+	struct sc_host_slot *s = &a->hs[rq->hr_slot];
+	int error;
+
+	rq->hr_wslot = NULL;
+	s->hs_tid = rq->hr_tid;
+	atomic_store_explicit(&s->hs_req, SC_HTAG(rq->hr_seq, SC_HREQ_OPEN),
+	    memory_order_release);
+	error = sc__host_send(rq->hr_tid, signo,
+	    rq->hr_seq << SC_HIDX_BITS | rq->hr_slot);
+	if (error != 0) {
+		/* ESRCH: gone; EAGAIN: the signal queue is full. */
+		sc_host_revoke(s, rq->hr_seq, SC_HREQ_FREE);
+		rq->hr_verdict = error == ESRCH ? SC_HOST_EXITED :
+		    SC_HOST_TIMEDOUT;
+	}
 }
 
 /* An answered request: proven, copied out, or dropped (EXITED). */
@@ -238,22 +336,31 @@ sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd)
 	rq->hr_verdict = rq->hr_st->depth > 0 ? SC_HOST_OK : SC_HOST_EMPTY;
 }
 
-/* Collect the answers come so far; the count still pending. */
+/* Collect the answers come so far, and send the held requests whose
+ * thread's earlier signal came; the count still pending. */
 static size_t
 sc_host_collect(struct sc_host_req *rq, size_t nrq,
-    struct sc_host_slots *a, int dirfd)
+    struct sc_host_slots *a, int dirfd, int signo)
 {
-	struct sc_host_slot *s;
 	size_t i, pending = 0;
 	uint64_t tag;
 
 	for (i = 0; i < nrq; i++) {
-		if (rq[i].hr_verdict != SC_HV_PENDING || !rq[i].hr_sent)
+		if (rq[i].hr_verdict != SC_HV_PENDING)
 			continue;
-		s = &a->hs[rq[i].hr_slot];
-		tag = atomic_load_explicit(&s->hs_req, memory_order_acquire);
-		if (tag == (rq[i].hr_seq << 2 | SC_HREQ_DONE))
-			sc_host_take(&rq[i], s, dirfd);
+		if (rq[i].hr_wslot != NULL) {
+			tag = atomic_load_explicit(&rq[i].hr_wslot->hs_req,
+			    memory_order_acquire);
+			if (tag != rq[i].hr_wtag)
+				sc_host_send_req(&rq[i], a, signo);
+			if (rq[i].hr_verdict == SC_HV_PENDING)
+				pending++;
+			continue;
+		}
+		tag = atomic_load_explicit(&a->hs[rq[i].hr_slot].hs_req,
+		    memory_order_acquire);
+		if (tag == SC_HTAG(rq[i].hr_seq, SC_HREQ_DONE))
+			sc_host_take(&rq[i], &a->hs[rq[i].hr_slot], dirfd);
 		else
 			pending++;
 	}
@@ -263,14 +370,14 @@ sc_host_collect(struct sc_host_req *rq, size_t nrq,
 /* Wait for answers until none is pending or until `until`. */
 static void
 sc_host_wait(struct sc_host_req *rq, size_t nrq, struct sc_host_slots *a,
-    int dirfd, uint64_t until)
+    int dirfd, int signo, uint64_t until)
 {
 	uint64_t now;
 	uint32_t seen;
 
 	for (;;) {
 		seen = atomic_load(&sc__host_answers);
-		if (sc_host_collect(rq, nrq, a, dirfd) == 0)
+		if (sc_host_collect(rq, nrq, a, dirfd, signo) == 0)
 			return;
 		now = sc_now_ns();
 		if (now >= until)
@@ -286,43 +393,58 @@ sc_host_wait(struct sc_host_req *rq, size_t nrq, struct sc_host_slots *a,
  * A request still pending: revoke it and read its verdict from /proc
  * (final), or leave it to wait more (a handler claimed it; final only
  * at the bound, TIMEDOUT).  With final false, only a blocked or an
- * exited thread gets its verdict.
+ * exited thread gets its verdict.  A request held behind an earlier
+ * signal was never sent: that signal is what the thread blocks.
  */
 static void
-sc_host_judge(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd,
+sc_host_judge(struct sc_host_req *rq, struct sc_host_slots *a, int dirfd,
     int signo, bool final)
 {
+	struct sc_host_slot *s = &a->hs[rq->hr_slot];
+	uint64_t want;
 	int b;
 
-	b = sc_host_sigblk(dirfd, rq->hr_tid, signo);
+	b = sc_host_blocked(dirfd, rq->hr_tid, signo);
 	if (!final && b == 0)
 		return;
-	if (!sc_host_revoke(s, rq->hr_seq)) {
+	if (rq->hr_wslot != NULL) {
+		rq->hr_verdict = b < 0 ? SC_HOST_EXITED : b > 0 ?
+		    SC_HOST_BLOCKED : SC_HOST_TIMEDOUT;
+		return;
+	}
+	if (!sc_host_revoke(s, rq->hr_seq, SC_HREQ_REVOKED)) {
 		/* Claimed: DONE by now, or a handler still walks. */
 		if (atomic_load_explicit(&s->hs_req, memory_order_acquire) ==
-		    (rq->hr_seq << 2 | SC_HREQ_DONE))
+		    SC_HTAG(rq->hr_seq, SC_HREQ_DONE))
 			sc_host_take(rq, s, dirfd);
-		else if (final)
+		else if (final) {
 			rq->hr_verdict = SC_HOST_TIMEDOUT;
+			sc_host_out_add(rq, s,
+			    SC_HTAG(rq->hr_seq, SC_HREQ_CLAIMED));
+		}
 		return;
 	}
 	rq->hr_verdict = b < 0 ? SC_HOST_EXITED : b > 0 ? SC_HOST_BLOCKED :
 	    SC_HOST_TIMEDOUT;
-	if (b > 0)
-		sc_host_blk_set(rq, true);
+	want = SC_HTAG(rq->hr_seq, SC_HREQ_REVOKED);
+	if (b < 0)		/* gone: no handler comes */
+		atomic_compare_exchange_strong(&s->hs_req, &want,
+		    SC_HREQ_FREE);
+	else
+		sc_host_out_add(rq, s, want);
 }
 
-/* Every request of rq[0..nrq): sent at once, answered or judged by the
- * deadline.  sc_host_mtx held. */
+/* Every request of rq[0..nrq): sent at once (or once the thread's earlier
+ * signal came), answered or judged by the deadline.  sc_host_mtx held. */
 static int
 sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
     uint64_t deadline)
 {
+	const struct sc_host_out *o;
 	struct sc_host_slots *a;
 	size_t i, k, *idx;
-	uint64_t now, grace;
+	uint64_t now, grace, gen;
 	pid_t self = (pid_t)syscall(SYS_gettid);
-	int error;
 
 	if ((idx = calloc(nrq + 1, sizeof(*idx))) == NULL)
 		return (ENOMEM);
@@ -330,6 +452,7 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 		free(idx);
 		return (ENOMEM);
 	}
+	sc_host_out_prune(dirfd);
 	for (i = 0, k = 0; i < nrq; i++) {
 		if (sc_host_stat(dirfd, rq[i].hr_tid, &rq[i].hr_gen,
 		    rq[i].hr_name) != 0) {
@@ -341,29 +464,14 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 			rq[i].hr_verdict = SC_HOST_SELF;
 			continue;
 		}
-		/* Blocked at the last call: no second signal while the first
-		 * may still be pending. */
-		if (sc_host_blk_known(&rq[i])) {
-			if (sc_host_sigblk(dirfd, rq[i].hr_tid, signo) > 0) {
-				rq[i].hr_verdict = SC_HOST_BLOCKED;
-				continue;
-			}
-			sc_host_blk_set(&rq[i], false);
-		}
 		rq[i].hr_slot = idx[k++];
 		rq[i].hr_seq = ++sc_host_seq;
-		a->hs[rq[i].hr_slot].hs_tid = rq[i].hr_tid;
-		atomic_store_explicit(&a->hs[rq[i].hr_slot].hs_req,
-		    rq[i].hr_seq << 2 | SC_HREQ_OPEN, memory_order_release);
-		error = sc__host_send(rq[i].hr_tid, signo,
-		    rq[i].hr_seq << SC_HIDX_BITS | rq[i].hr_slot);
-		rq[i].hr_sent = true;
-		if (error != 0) {
-			/* ESRCH: gone; EAGAIN: the signal queue is full. */
-			sc_host_revoke(&a->hs[rq[i].hr_slot], rq[i].hr_seq);
-			rq[i].hr_verdict = error == ESRCH ? SC_HOST_EXITED :
-			    SC_HOST_TIMEDOUT;
+		if ((o = sc_host_out_of(&rq[i])) != NULL) {
+			rq[i].hr_wslot = o->ho_slot;
+			rq[i].hr_wtag = o->ho_tag;
+			continue;
 		}
+		sc_host_send_req(&rq[i], a, signo);
 	}
 	free(idx);
 	/*
@@ -375,16 +483,21 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 	grace = now + (deadline - now) / 8;
 	if (grace > now + 2000000)
 		grace = now + 2000000;
-	sc_host_wait(rq, nrq, a, dirfd, grace);
+	sc_host_wait(rq, nrq, a, dirfd, signo, grace);
 	for (i = 0; i < nrq; i++)
 		if (rq[i].hr_verdict == SC_HV_PENDING)
-			sc_host_judge(&rq[i], &a->hs[rq[i].hr_slot], dirfd,
-			    signo, false);
-	sc_host_wait(rq, nrq, a, dirfd, deadline);
+			sc_host_judge(&rq[i], a, dirfd, signo, false);
+	sc_host_wait(rq, nrq, a, dirfd, signo, deadline);
 	for (i = 0; i < nrq; i++)
 		if (rq[i].hr_verdict == SC_HV_PENDING)
-			sc_host_judge(&rq[i], &a->hs[rq[i].hr_slot], dirfd,
-			    signo, true);
+			sc_host_judge(&rq[i], a, dirfd, signo, true);
+	/* Since glibc 2.34 (its bug 12889) a thread blocks every signal in
+	 * its last steps of exiting: one that is gone by now is EXITED. */
+	for (i = 0; i < nrq; i++)
+		if (rq[i].hr_verdict == SC_HOST_BLOCKED &&
+		    (sc_host_stat(dirfd, rq[i].hr_tid, &gen, NULL) != 0 ||
+		    gen != rq[i].hr_gen))
+			rq[i].hr_verdict = SC_HOST_EXITED;
 	return (0);
 }
 

@@ -24,7 +24,7 @@
 #include "stackcap/host.h"
 
 /*
- * A slot's tag: seq << 2 | state.  seq is unique to the request in the
+ * A slot's tag: SC_HTAG(seq, state).  seq is unique to the request in the
  * process (sc_host_seq), so that a signal meant for an earlier request, in
  * this array or in an older one, never matches.
  */
@@ -33,7 +33,12 @@
 #define SC_HREQ_CLAIMED	0x2	/* a handler walks into hs_buf: not usable
 				   until DONE, even after its requester left */
 #define SC_HREQ_DONE	0x3	/* answered: usable again */
-#define SC_HREQ_STATE	0x3
+#define SC_HREQ_REVOKED	0x4	/* taken back unclaimed, its signal still to
+				   come: not usable until the handler that
+				   finds it marks it FREE, or the thread is
+				   gone */
+#define SC_HREQ_STATE	0x7
+#define SC_HTAG(seq, state)	((uint64_t)(seq) << 3 | (state))
 
 /* si_value of a request's signal: seq << SC_HIDX_BITS | slot index. */
 #define SC_HIDX_BITS	20
@@ -56,11 +61,15 @@ struct sc_host_slots {
 
 /* host_signal.c */
 extern _Atomic(struct sc_host_slots *) sc__host_cur;
-extern _Atomic uint32_t sc__host_answers;	/* futex: bumped per answer */
+extern _Atomic uint32_t sc__host_answers;	/* futex: bumped per answer,
+						   and per REVOKED freed */
 extern _Atomic uint32_t sc__host_waiting;
 extern _Atomic uint64_t sc__host_wrong;		/* answers from another tid */
 extern _Atomic uint64_t sc__host_stale;		/* signals no request wanted */
-extern void (*_Atomic sc__host_hook)(void);	/* tests: after a claim */
+extern void (*_Atomic sc__host_hook)(int);	/* tests: SC_HHOOK_* */
+#define SC_HHOOK_ENTRY	0	/* the handler's first step, before a claim */
+#define SC_HHOOK_CLAIMED 1	/* after the claim, before the walk */
+
 int	sc__host_signal_ready(void);
 bool	sc__host_in_handler(void);
 int	sc__host_send(pid_t tid, int signo, uint64_t value);

@@ -38,7 +38,8 @@ extern "C" {
 enum {
 	SC_HOST_OK,		/* it answered with at least one frame */
 	SC_HOST_EMPTY,		/* it answered; no frame could be walked */
-	SC_HOST_BLOCKED,	/* its mask blocks the signal (SigBlk of
+	SC_HOST_BLOCKED,	/* its mask blocks the signal while it is
+				   pending (SigBlk and SigPnd of
 				   /proc/self/task/TID/status) */
 	SC_HOST_EXITED,		/* it exited before it could answer */
 	SC_HOST_TIMEDOUT,	/* no answer within the bound, not blocked */
