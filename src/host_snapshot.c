@@ -58,13 +58,14 @@ static uint64_t sc_host_seq;			/* (r) */
  * done when its call ended (CLAIMED).  No second signal goes to such a
  * thread until the slot's tag moves on: a second would run the handler
  * nested in the first (SA_NODEFER, host_signal.c), and a thread that
- * blocks the signal would have one more queued at each call.  (r)
+ * blocks the signal would have one more queued at each call.  ho_tag is
+ * the slot's tag while the signal is still to come.  (r)
  */
 struct sc_host_out {
 	pid_t		ho_tid;
 	uint64_t	ho_gen;
 	struct sc_host_slot *ho_slot;
-	uint64_t	ho_tag;		/* outstanding while the slot holds it */
+	uint64_t	ho_tag;
 };
 static struct sc_host_out *sc_host_outs;	/* (r) */
 static size_t sc_host_nout, sc_host_capout;	/* (r) */
