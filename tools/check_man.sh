@@ -9,15 +9,16 @@
 #   installs mandoc; groff comes with man-db);
 # - the SYNOPSIS of stackcap.3 has every function that include/stackcap.h
 #   declares SC_EXTERN (the wrappers of the *_sz functions stand for
-#   them), and stackcap_check.3's every one of include/stackcap/check.h;
+#   them), stackcap_check.3's every one of include/stackcap/check.h, and
+#   stackcap_host.3's every one of include/stackcap/host.h;
 # - stackcap-demo.1 has an entry (.It Cm NAME) for every scenario and
 #   explorer body that `DEMO --help` lists, and every option (--name) of
 #   it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 demo=${1:?usage: tools/check_man.sh DEMO}
-pages=(man/stackcap.3 man/stackcap_check.3 man/stackcap_testing.3
-	man/stackcap-demo.1)
+pages=(man/stackcap.3 man/stackcap_check.3 man/stackcap_host.3
+	man/stackcap_testing.3 man/stackcap-demo.1)
 fails=0
 
 fail() {
@@ -44,7 +45,8 @@ exported() {
 	    sed 's/_sz$//' | sort -u
 }
 for pair in include/stackcap.h:man/stackcap.3 \
-    include/stackcap/check.h:man/stackcap_check.3; do
+    include/stackcap/check.h:man/stackcap_check.3 \
+    include/stackcap/host.h:man/stackcap_host.3; do
 	hdr=${pair%%:*} page=${pair#*:}
 	synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$page")
 	for fn in $(exported "$hdr"); do

@@ -98,9 +98,10 @@ cmakedir=$libdir/cmake/stackcap
 mandir=$prefix/share/man
 for f in "$prefix/include/stackcap.h" "$prefix/include/stackcap/testing.h" \
     "$prefix/include/stackcap/base.h" "$prefix/include/stackcap/check.h" \
-    "$prefix/include/stackcap/cmocka.h" "$prefix/bin/stackcap-demo" \
-    "$mandir/man1/stackcap-demo.1" "$mandir/man3/stackcap.3" \
-    "$mandir/man3/stackcap_check.3" "$mandir/man3/stackcap_testing.3" \
+    "$prefix/include/stackcap/cmocka.h" "$prefix/include/stackcap/host.h" \
+    "$prefix/bin/stackcap-demo" "$mandir/man1/stackcap-demo.1" \
+    "$mandir/man3/stackcap.3" "$mandir/man3/stackcap_check.3" \
+    "$mandir/man3/stackcap_host.3" "$mandir/man3/stackcap_testing.3" \
     "$libdir/libstackcap.a" "$libdir/libstackcap.so" \
     "$cmakedir/stackcapConfig.cmake" "$cmakedir/stackcapConfigVersion.cmake" \
     "$cmakedir/stackcapTargets.cmake" "$prefix/share/doc/stackcap/LICENSE"; do
