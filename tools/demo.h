@@ -34,6 +34,7 @@ struct demo_opts {
 	unsigned	shard, shards;	/* --shard K/N (shards 0: none) */
 	const char	*svg;		/* --svg FILE: the run as a picture */
 	FILE		*svg_fp;	/* FILE, opened before the run */
+	bool		host_selftest;	/* --host-selftest */
 };
 
 #define DEMO_MAXJOBS	64
@@ -71,5 +72,13 @@ int	demo_world_run(const struct demo_opts *o,
  * pthread.
  */
 void	demo_kstack_all(const struct demo_opts *o, struct sc_machine *m);
+
+/*
+ * --host-selftest: threads of four kinds in this process, one
+ * sc_host_snapshot() of them, printed (o->json: also as JSON), each
+ * verdict checked (demo_host.c).  Returns the exit status.  Context: the
+ * main thread.
+ */
+int	demo_host_selftest(const struct demo_opts *o);
 
 #endif /* !SC_DEMO_H */

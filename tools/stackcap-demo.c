@@ -12,7 +12,7 @@
  * every process, with all the running threads' CPUs interrupted at once.
  *
  * usage: stackcap-demo [--ncpu N] | --scenario NAME [--json FILE] |
- *        --sample N [--ncpu N] | --help
+ *        --sample N [--ncpu N] | --host-selftest [--json FILE] | --help
  * (--help lists every scenario of scn_scenarios[], from the table itself:
  * tools/check_help.c checks that none is missing.)
  *
@@ -352,6 +352,7 @@ static const struct demo_mode demo_modes[] = {
 	{ "scenario", run_scenario },
 	{ "sample", run_sample },
 	{ "explore", run_explore },
+	{ "host-selftest", demo_host_selftest },
 };
 
 static void
@@ -373,6 +374,8 @@ usage(FILE *fp, const char *prog)
 	    "       %s --explore NAME [--runs N] [--pct DEPTH] [--seed S]\n"
 	    "           [--mistake on|off] [--jobs N | --shard K/N]\n"
 	    "                                     search seeds for a mistake\n"
+	    "       %s --host-selftest [--json FILE]\n"
+	    "                                     this process's own threads\n"
 	    "\n"
 	    "Builds a simulated machine with threads asleep in named call\n"
 	    "chains, interrupt threads that never ran, a swapped-out thread,\n"
@@ -421,6 +424,12 @@ usage(FILE *fp, const char *prog)
 	    "                   (runs i with i mod N = K); prints one line,\n"
 	    "                   \"shard K/N: seed S runs R\" (S 0: none); the\n"
 	    "                   smallest S of the N parts is the search's\n"
+	    "  --host-selftest  <stackcap/host.h> on this process: threads\n"
+	    "                   spinning, sleeping, waiting on a condition\n"
+	    "                   variable and one blocking the signal, one\n"
+	    "                   snapshot of them printed like procstat -kk\n"
+	    "                   and folded, each verdict checked (with\n"
+	    "                   --json FILE: also as JSON)\n"
 	    "  --mistake on|off with --explore, --seed or --schedule: the\n"
 	    "                   body's mistake\n"
 	    "                   (default on); off is the final protocol\n"
@@ -433,7 +442,7 @@ usage(FILE *fp, const char *prog)
 	    "--explore and --seed ignore STACKCAP_SEED (and say so): the\n"
 	    "explorer gives each run its seed.\n"
 	    "\n"
-	    "Scenarios:\n", prog, prog, prog, prog, prog, prog);
+	    "Scenarios:\n", prog, prog, prog, prog, prog, prog, prog);
 	for (i = 0; i < scn_nscenarios; i++)
 		fprintf(fp, "  %-20s %s\n", scn_scenarios[i].name,
 		    scn_scenarios[i].summary);
@@ -462,6 +471,7 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 		{ "schedule", required_argument, NULL, 'C' },
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "shard", required_argument, NULL, 'H' },
+		{ "host-selftest", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -579,6 +589,9 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 			}
 			o->ncpu = (int)v;
 			break;
+		case 'T':
+			o->host_selftest = true;
+			break;
 		case 'h':
 			usage(stdout, argv[0]);
 			return (0);
@@ -593,7 +606,11 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 	 * --scenario NAME --seed S (an explored run replayed); --runs only
 	 * with --explore. */
 	if (optind != argc || o->kflag > 2 ||
-	    (o->json != NULL && o->scenario == NULL && o->explore == NULL) ||
+	    (o->json != NULL && o->scenario == NULL && o->explore == NULL &&
+	    !o->host_selftest) ||
+	    (o->host_selftest && (o->scenario != NULL || o->explore != NULL ||
+	    o->samples != 0 || o->svg != NULL || o->seed != 0 ||
+	    o->schedule != NULL)) ||
 	    (o->scenario != NULL && (o->samples != 0 || o->explore != NULL)) ||
 	    (o->runs != 0 && o->explore == NULL) ||
 	    ((o->pct != 0 || o->mistake >= 0) && o->explore == NULL &&
@@ -622,6 +639,8 @@ parse_args(int argc, char **argv, struct demo_opts *o)
 	}
 	if (o->mistake < 0)
 		o->mistake = 1;
+	if (o->host_selftest)
+		o->mode = "host-selftest";
 	return (-1);
 }
 
