@@ -23,7 +23,8 @@
 
 _Atomic(struct sc_host_slots *) sc__host_cur;
 _Atomic uint32_t sc__host_answers;
-_Atomic uint32_t sc__host_waiting;
+_Atomic int32_t sc__host_waiting;
+_Atomic pid_t sc__host_pid;
 _Atomic uint64_t sc__host_wrong;
 _Atomic uint64_t sc__host_stale;
 void (*_Atomic sc__host_hook)(int);
@@ -45,12 +46,18 @@ sc_host_call_hook(int where)
 		hook(where);
 }
 
-/* A slot changed: wake the requester if it sleeps. */
+/*
+ * A slot changed.  An answer wakes the requester only when it is the last
+ * one it waits for (sc__host_waiting counts them down): one futex call a
+ * snapshot, not one a thread.  A REVOKED slot freed (taken, true) wakes
+ * it whenever it sleeps: a request held behind that signal may go now.
+ */
 static void
-sc_host_answered(void)
+sc_host_answered(bool taken)
 {
 	atomic_fetch_add(&sc__host_answers, 1);
-	if (atomic_load(&sc__host_waiting) != 0)
+	if (atomic_load(&sc__host_waiting) != 0 &&
+	    (taken || atomic_fetch_sub(&sc__host_waiting, 1) <= 1))
 		sc__futex_wake_raw(&sc__host_answers, 1);
 }
 
@@ -85,7 +92,7 @@ sc_host_answer(uint64_t v, void *ucv, pid_t self)
 		want = SC_HTAG(seq, SC_HREQ_REVOKED);
 		if (atomic_compare_exchange_strong(&s->hs_req, &want,
 		    SC_HREQ_FREE))
-			sc_host_answered();
+			sc_host_answered(true);
 		goto stale;
 	}
 	sc_host_call_hook(SC_HHOOK_CLAIMED);
@@ -95,7 +102,7 @@ sc_host_answer(uint64_t v, void *ucv, pid_t self)
 		atomic_fetch_add(&sc__host_wrong, 1);	/* never, by tgkill */
 	atomic_store_explicit(&s->hs_req, SC_HTAG(seq, SC_HREQ_DONE),
 	    memory_order_release);
-	sc_host_answered();
+	sc_host_answered(false);
 	return;
 stale:
 	atomic_fetch_add(&sc__host_stale, 1);
@@ -145,7 +152,7 @@ sc_host_handler(int signo, siginfo_t *si, void *ucv)
 	int i, saved = errno;
 
 	(void)signo;
-	if (si->si_code != SI_QUEUE || si->si_pid != getpid()) {
+	if (si->si_code != SI_QUEUE || si->si_pid != atomic_load(&sc__host_pid)) {
 		atomic_fetch_add(&sc__host_stale, 1);
 		errno = saved;
 		return;
@@ -268,20 +275,27 @@ sc__host_signal_ready(void)
 	return (error == 0 ? signo : -error);
 }
 
-/* One request's signal to tid alone: 0, or errno (ESRCH: gone; EAGAIN:
- * the queue of pending signals is full). */
-int
-sc__host_send(pid_t tid, int signo, uint64_t value)
+/* The signal of a call's requests, but their value; sets sc__host_pid
+ * for the handler's check of the sender. */
+void
+sc__host_siginfo(siginfo_t *si, int signo)
 {
-	siginfo_t si;
+	memset(si, 0, sizeof(*si));
+	si->si_signo = signo;
+	si->si_code = SI_QUEUE;
+	si->si_pid = getpid();
+	si->si_uid = getuid();
+	atomic_store(&sc__host_pid, si->si_pid);
+}
 
-	memset(&si, 0, sizeof(si));
-	si.si_signo = signo;
-	si.si_code = SI_QUEUE;
-	si.si_pid = getpid();
-	si.si_uid = getuid();
-	si.si_value.sival_ptr = (void *)(uintptr_t)value;
-	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signo, &si) != 0)
+/* One request's signal to tid alone, si from sc__host_siginfo(): 0, or
+ * errno (ESRCH: gone; EAGAIN: the queue of pending signals is full). */
+int
+sc__host_send(siginfo_t *si, pid_t tid, uint64_t value)
+{
+	si->si_value.sival_ptr = (void *)(uintptr_t)value;
+	if (syscall(SYS_rt_tgsigqueueinfo, si->si_pid, tid, si->si_signo,
+	    si) != 0)
 		return (errno);
 	return (0);
 }

@@ -48,6 +48,14 @@ struct sc_host_req {
 	uint64_t	*hr_unwound;
 };
 
+/* What one call's steps share. */
+struct sc_host_call {
+	int		hc_dirfd;	/* /proc/self/task */
+	int		hc_signo;
+	siginfo_t	hc_si;		/* sc__host_siginfo() */
+	struct sc_host_slots *hc_slots;
+};
+
 /* Serialises the requesters: sc__host_cur's arrays, sc_host_seq. */
 static pthread_mutex_t sc_host_mtx = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t sc_host_seq;			/* (r) */
@@ -298,17 +306,16 @@ sc_host_revoke(struct sc_host_slot *s, uint64_t seq, uint64_t to)
 
 /* Open rq's slot and send its signal. */
 static void
-sc_host_send_req(struct sc_host_req *rq, struct sc_host_slots *a,
-    int signo)
+sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
 {
-	struct sc_host_slot *s = &a->hs[rq->hr_slot];
+	struct sc_host_slot *s = &c->hc_slots->hs[rq->hr_slot];
 	int error;
 
 	rq->hr_wslot = NULL;
 	s->hs_tid = rq->hr_tid;
 	atomic_store_explicit(&s->hs_req, SC_HTAG(rq->hr_seq, SC_HREQ_OPEN),
 	    memory_order_release);
-	error = sc__host_send(rq->hr_tid, signo,
+	error = sc__host_send(&c->hc_si, rq->hr_tid,
 	    rq->hr_seq << SC_HIDX_BITS | rq->hr_slot);
 	if (error != 0) {
 		/* ESRCH: gone; EAGAIN: the signal queue is full. */
@@ -340,9 +347,9 @@ sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd)
 /* Collect the answers come so far, and send the held requests whose
  * thread's earlier signal came; the count still pending. */
 static size_t
-sc_host_collect(struct sc_host_req *rq, size_t nrq,
-    struct sc_host_slots *a, int dirfd, int signo)
+sc_host_collect(struct sc_host_req *rq, size_t nrq, struct sc_host_call *c)
 {
+	struct sc_host_slots *a = c->hc_slots;
 	size_t i, pending = 0;
 	uint64_t tag;
 
@@ -353,7 +360,7 @@ sc_host_collect(struct sc_host_req *rq, size_t nrq,
 			tag = atomic_load_explicit(&rq[i].hr_wslot->hs_req,
 			    memory_order_acquire);
 			if (tag != rq[i].hr_wtag)
-				sc_host_send_req(&rq[i], a, signo);
+				sc_host_send_req(&rq[i], c);
 			if (rq[i].hr_verdict == SC_HV_PENDING)
 				pending++;
 			continue;
@@ -361,29 +368,36 @@ sc_host_collect(struct sc_host_req *rq, size_t nrq,
 		tag = atomic_load_explicit(&a->hs[rq[i].hr_slot].hs_req,
 		    memory_order_acquire);
 		if (tag == SC_HTAG(rq[i].hr_seq, SC_HREQ_DONE))
-			sc_host_take(&rq[i], &a->hs[rq[i].hr_slot], dirfd);
+			sc_host_take(&rq[i], &a->hs[rq[i].hr_slot],
+			    c->hc_dirfd);
 		else
 			pending++;
 	}
 	return (pending);
 }
 
-/* Wait for answers until none is pending or until `until`. */
+/*
+ * Wait for answers until none is pending or until `until`.  Asleep, it
+ * is woken by the last answer it waits for (sc__host_waiting, host_signal.c)
+ * or by any answer that came since `seen`: a count that is off by a late
+ * handler of an earlier call only wakes it early.
+ */
 static void
-sc_host_wait(struct sc_host_req *rq, size_t nrq, struct sc_host_slots *a,
-    int dirfd, int signo, uint64_t until)
+sc_host_wait(struct sc_host_req *rq, size_t nrq, struct sc_host_call *c,
+    uint64_t until)
 {
 	uint64_t now;
 	uint32_t seen;
+	size_t pending;
 
 	for (;;) {
 		seen = atomic_load(&sc__host_answers);
-		if (sc_host_collect(rq, nrq, a, dirfd, signo) == 0)
+		if ((pending = sc_host_collect(rq, nrq, c)) == 0)
 			return;
 		now = sc_now_ns();
 		if (now >= until)
 			return;
-		atomic_store(&sc__host_waiting, 1);
+		atomic_store(&sc__host_waiting, (int32_t)pending);
 		sc__futex_wait_raw(&sc__host_answers, seen,
 		    (long)(until - now));
 		atomic_store(&sc__host_waiting, 0);
@@ -398,14 +412,13 @@ sc_host_wait(struct sc_host_req *rq, size_t nrq, struct sc_host_slots *a,
  * signal was never sent: that signal is what the thread blocks.
  */
 static void
-sc_host_judge(struct sc_host_req *rq, struct sc_host_slots *a, int dirfd,
-    int signo, bool final)
+sc_host_judge(struct sc_host_req *rq, struct sc_host_call *c, bool final)
 {
-	struct sc_host_slot *s = &a->hs[rq->hr_slot];
+	struct sc_host_slot *s = &c->hc_slots->hs[rq->hr_slot];
 	uint64_t want;
 	int b;
 
-	b = sc_host_blocked(dirfd, rq->hr_tid, signo);
+	b = sc_host_blocked(c->hc_dirfd, rq->hr_tid, c->hc_signo);
 	if (!final && b == 0)
 		return;
 	if (rq->hr_wslot != NULL) {
@@ -417,7 +430,7 @@ sc_host_judge(struct sc_host_req *rq, struct sc_host_slots *a, int dirfd,
 		/* Claimed: DONE by now, or a handler still walks. */
 		if (atomic_load_explicit(&s->hs_req, memory_order_acquire) ==
 		    SC_HTAG(rq->hr_seq, SC_HREQ_DONE))
-			sc_host_take(rq, s, dirfd);
+			sc_host_take(rq, s, c->hc_dirfd);
 		else if (final) {
 			rq->hr_verdict = SC_HOST_TIMEDOUT;
 			sc_host_out_add(rq, s,
@@ -442,17 +455,22 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
     uint64_t deadline)
 {
 	const struct sc_host_out *o;
-	struct sc_host_slots *a;
+	struct sc_host_call c;
 	size_t i, k, *idx;
 	uint64_t now, grace, gen;
 	pid_t self = (pid_t)syscall(SYS_gettid);
 
+	if (nrq == 0)
+		return (0);
 	if ((idx = calloc(nrq + 1, sizeof(*idx))) == NULL)
 		return (ENOMEM);
-	if ((a = sc_host_slots(nrq, idx)) == NULL) {
+	if ((c.hc_slots = sc_host_slots(nrq, idx)) == NULL) {
 		free(idx);
 		return (ENOMEM);
 	}
+	c.hc_dirfd = dirfd;
+	c.hc_signo = signo;
+	sc__host_siginfo(&c.hc_si, signo);
 	sc_host_out_prune(dirfd);
 	for (i = 0, k = 0; i < nrq; i++) {
 		if (sc_host_stat(dirfd, rq[i].hr_tid, &rq[i].hr_gen,
@@ -472,7 +490,7 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 			rq[i].hr_wtag = o->ho_tag;
 			continue;
 		}
-		sc_host_send_req(&rq[i], a, signo);
+		sc_host_send_req(&rq[i], &c);
 	}
 	free(idx);
 	/*
@@ -484,14 +502,14 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 	grace = now + (deadline - now) / 8;
 	if (grace > now + 2000000)
 		grace = now + 2000000;
-	sc_host_wait(rq, nrq, a, dirfd, signo, grace);
+	sc_host_wait(rq, nrq, &c, grace);
 	for (i = 0; i < nrq; i++)
 		if (rq[i].hr_verdict == SC_HV_PENDING)
-			sc_host_judge(&rq[i], a, dirfd, signo, false);
-	sc_host_wait(rq, nrq, a, dirfd, signo, deadline);
+			sc_host_judge(&rq[i], &c, false);
+	sc_host_wait(rq, nrq, &c, deadline);
 	for (i = 0; i < nrq; i++)
 		if (rq[i].hr_verdict == SC_HV_PENDING)
-			sc_host_judge(&rq[i], a, dirfd, signo, true);
+			sc_host_judge(&rq[i], &c, true);
 	/* Since glibc 2.34 (its bug 12889) a thread blocks every signal in
 	 * its last steps of exiting: one that is gone by now is EXITED. */
 	for (i = 0; i < nrq; i++)
@@ -542,6 +560,8 @@ sc_host_list(int dirfd, pid_t *tids, size_t cap)
 			close(fd);
 		return (0);
 	}
+	/* The copy shares dirfd's offset, at the end after a first pass. */
+	rewinddir(d);
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;

@@ -63,7 +63,9 @@ struct sc_host_slots {
 extern _Atomic(struct sc_host_slots *) sc__host_cur;
 extern _Atomic uint32_t sc__host_answers;	/* futex: bumped per answer,
 						   and per REVOKED freed */
-extern _Atomic uint32_t sc__host_waiting;
+extern _Atomic int32_t sc__host_waiting;	/* answers the requester
+						   sleeps for, 0: awake */
+extern _Atomic pid_t sc__host_pid;		/* the requests' sender */
 extern _Atomic uint64_t sc__host_wrong;		/* answers from another tid */
 extern _Atomic uint64_t sc__host_stale;		/* signals no request wanted */
 extern void (*_Atomic sc__host_hook)(int);	/* tests: SC_HHOOK_* */
@@ -72,7 +74,8 @@ extern void (*_Atomic sc__host_hook)(int);	/* tests: SC_HHOOK_* */
 
 int	sc__host_signal_ready(void);
 bool	sc__host_in_handler(void);
-int	sc__host_send(pid_t tid, int signo, uint64_t value);
+void	sc__host_siginfo(siginfo_t *si, int signo);
+int	sc__host_send(siginfo_t *si, pid_t tid, uint64_t value);
 
 /* host_walk.c */
 int	sc__host_walk_init(void);

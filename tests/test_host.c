@@ -511,6 +511,43 @@ test_host_max_too_small(void **state)
 	hk_stop_all(t, 3);
 }
 
+/*
+ * More threads than the listing's first guess (256): the second pass over
+ * /proc/self/task read nothing (its descriptor's offset was at the end),
+ * and the snapshot listed no thread at all.
+ */
+static void
+test_host_many_threads(void **state)
+{
+	enum { NMANY = 300 };
+	struct hk_thread *t = calloc(NMANY, sizeof(*t));
+	struct sc_host_thread *out = calloc(NMANY + 64, sizeof(*out));
+	size_t n, i, k, ours = 0;
+
+	(void)state;
+	assert_non_null(t);
+	assert_non_null(out);
+	for (k = 0; k < NMANY; k++)
+		assert_int_equal(hk_start(&t[k], HK_COND, 128 * 1024), 0);
+	assert_int_equal(sc_host_snapshot(NULL, 0, &n, TMO), ENOSPC);
+	assert_true(n >= NMANY + 1);
+	assert_int_equal(sc_host_snapshot(out, NMANY + 64, &n, TMO), 0);
+	assert_true(n >= NMANY + 1);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < NMANY; k++) {
+			if (out[i].tid != atomic_load(&t[k].tid))
+				continue;
+			ours++;
+			assert_true(HK_ANSWERED(out[i].verdict));
+			assert_true(!HK_WALKS ||
+			    hk_holds(&out[i].stack, HK_COND));
+		}
+	assert_int_equal(ours, NMANY);
+	hk_stop_all(t, NMANY);
+	free(out);
+	free(t);
+}
+
 /* An exited main thread (a zombie leader) is EXITED; a joined thread's
  * tid is not ours (or EXITED, while the kernel finishes it). */
 static void *
@@ -672,6 +709,7 @@ main(void)
 		cmocka_unit_test(test_host_no_deadlock),
 		cmocka_unit_test(test_host_bad_input),
 		cmocka_unit_test(test_host_max_too_small),
+		cmocka_unit_test(test_host_many_threads),
 		cmocka_unit_test(test_host_exited),
 		cmocka_unit_test(test_host_signal_not_stolen),
 		cmocka_unit_test(test_host_outputs),

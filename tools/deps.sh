@@ -6,7 +6,7 @@
 set -euo pipefail
 SC_PACKAGES=(build-essential gcc clang llvm libclang-rt-14-dev cmake pkg-config
 	libcmocka-dev libunwind-dev libcjson-dev python3 doxygen spin mandoc
-	librsvg2-bin)
+	librsvg2-bin elfutils)
 
 # The packages of SC_PACKAGES that are not installed, one a line.
 sc_missing_deps() {
