@@ -271,8 +271,8 @@ main(int argc, char **argv)
 	int i, r, e, listed, bad = 0;
 
 	if (nt < 3 || nt > 30000 || rounds < 1 || nspin < 0 || nspin > nt) {
-		fprintf(stderr, "usage: bench_host [NTHREADS (3..30000) [ROUNDS "
-		    "[SPIN (0..NTHREADS)]]]\n");
+		fprintf(stderr, "usage: bench_host [NTHREADS (3..30000) "
+		    "[ROUNDS [SPIN (0..NTHREADS)]]]\n");
 		return (2);
 	}
 	cap = (size_t)nt + 64;
@@ -323,8 +323,8 @@ main(int argc, char **argv)
 	if (eu < 0)
 		printf("eu-stack -p: not measured: %s\n", why);
 	else {
-		printf("eu-stack -p, one run               %8.2f ms  (%.2f us a "
-		    "thread; %d threads listed)\n", eu / 1e6,
+		printf("eu-stack -p, one run               %8.2f ms  "
+		    "(%.2f us a thread; %d threads listed)\n", eu / 1e6,
 		    eu / 1e3 / listed, listed);
 		printf("ratio a thread (best): eu-stack / sc_host_snapshot "
 		    "%.0fx (goal >= 100x)\n", (eu / listed) /

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -97,6 +98,8 @@ sc_host_answer(uint64_t v, void *ucv, pid_t self)
 	}
 	sc_host_call_hook(SC_HHOOK_CLAIMED);
 	sc__host_walk(ucv, &s->hs_buf, &s->hs_unwound);
+	if (syscall(SYS_prctl, PR_GET_NAME, s->hs_name, 0, 0, 0) != 0)
+		s->hs_name[0] = '\0';
 	s->hs_answer = self;
 	if (s->hs_answer != s->hs_tid)
 		atomic_fetch_add(&sc__host_wrong, 1);	/* never, by tgkill */
@@ -152,7 +155,8 @@ sc_host_handler(int signo, siginfo_t *si, void *ucv)
 	int i, saved = errno;
 
 	(void)signo;
-	if (si->si_code != SI_QUEUE || si->si_pid != atomic_load(&sc__host_pid)) {
+	if (si->si_code != SI_QUEUE ||
+	    si->si_pid != atomic_load(&sc__host_pid)) {
 		atomic_fetch_add(&sc__host_stale, 1);
 		errno = saved;
 		return;
@@ -288,14 +292,21 @@ sc__host_siginfo(siginfo_t *si, int signo)
 	atomic_store(&sc__host_pid, si->si_pid);
 }
 
-/* One request's signal to tid alone, si from sc__host_siginfo(): 0, or
- * errno (ESRCH: gone; EAGAIN: the queue of pending signals is full). */
+/*
+ * One request's signal to one thread alone, si from sc__host_siginfo():
+ * to the thread of pidfd (fd >= 0), or to tid.  0, or errno (ESRCH: gone;
+ * EAGAIN: the queue of pending signals is full).
+ */
 int
-sc__host_send(siginfo_t *si, pid_t tid, uint64_t value)
+sc__host_send(siginfo_t *si, int fd, pid_t tid, uint64_t value)
 {
+	long r;
+
 	si->si_value.sival_ptr = (void *)(uintptr_t)value;
-	if (syscall(SYS_rt_tgsigqueueinfo, si->si_pid, tid, si->si_signo,
-	    si) != 0)
-		return (errno);
-	return (0);
+	if (fd >= 0)
+		r = syscall(SYS_pidfd_send_signal, fd, si->si_signo, si, 0);
+	else
+		r = syscall(SYS_rt_tgsigqueueinfo, si->si_pid, tid,
+		    si->si_signo, si);
+	return (r != 0 ? errno : 0);
 }

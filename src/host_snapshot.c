@@ -9,16 +9,22 @@
  * that does not answer gets a verdict read from /proc, never guessed
  * (docs/host.md, "The protocol").
  *
- * Proof of identity.  The handler answers with gettid(); tgkill's
- * counterpart (rt_tgsigqueueinfo()) delivers to that thread only, so the
- * tid can only differ by a bug, which sc__host_wrong counts.  What the
- * tid cannot tell is a thread that exited after the listing and whose tid
- * a new thread took before the signal: its start time does.  It is read
- * from /proc/self/task/TID/stat before the signal and again after the
- * answer; equal, the thread that answered is the one listed (a tid is
- * taken again only after the kernel's pid space wrapped, never within the
- * one clock tick of the start time's resolution).  Unequal, or gone, the
- * answer is dropped and the verdict is EXITED.
+ * Proof of identity.  The handler answers with gettid(), and the signal
+ * goes to one thread alone, so the tid can only differ by a bug, which
+ * sc__host_wrong counts.  What the tid cannot tell is a thread that
+ * exited after the listing and whose tid a new thread took before the
+ * signal.  Two proofs, one for each kind of kernel:
+ *  - a pidfd of the thread (pidfd_open(PIDFD_THREAD), Linux 6.9): the
+ *    signal goes through it (pidfd_send_signal()), and only the thread it
+ *    was opened on can take it; one that died makes the send ESRCH.  No
+ *    /proc read a thread, and the name comes with the answer (the
+ *    handler's PR_GET_NAME).
+ *  - before 6.9, the start time (field 22 of /proc/self/task/TID/stat),
+ *    read before the signal (rt_tgsigqueueinfo() to the tid) and again
+ *    after the answer; equal, the thread that answered is the one asked
+ *    (a tid is taken again only after the kernel's pid space wrapped,
+ *    never within the one clock tick of the start time's resolution).
+ * Either fails: the answer is dropped and the verdict is EXITED.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +32,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,10 +42,16 @@
 
 #define SC_HV_PENDING	(-1)
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD	O_EXCL		/* <linux/pidfd.h> of Linux 6.9 */
+#endif
+
 struct sc_host_req {
 	pid_t		hr_tid;
 	int		hr_verdict;	/* SC_HOST_*, or SC_HV_PENDING */
-	uint64_t	hr_gen;		/* start time, from stat */
+	uint64_t	hr_gen;		/* start time, from stat; 0: unread */
+	bool		hr_pidfd;	/* proven by a pidfd's delivery, not
+					   by the start time */
 	uint64_t	hr_seq;
 	size_t		hr_slot;
 	struct sc_host_slot *hr_wslot;	/* held: sent once this slot's */
@@ -52,6 +65,7 @@ struct sc_host_req {
 struct sc_host_call {
 	int		hc_dirfd;	/* /proc/self/task */
 	int		hc_signo;
+	bool		hc_pidfd;	/* sc_host_pidfd_works() */
 	siginfo_t	hc_si;		/* sc__host_siginfo() */
 	struct sc_host_slots *hc_slots;
 };
@@ -165,22 +179,33 @@ sc_host_sigbit(const char *status, const char *line, int signo)
 	return ((strtoull(p + strlen(line), NULL, 16) >> (signo - 1) & 1) != 0);
 }
 
+/* SigBlk and SigPnd of the thread's status, for signo (the kernel reads
+ * both in one go): 0, or -1 when the thread is gone. */
+static int
+sc_host_sigstate(int dirfd, pid_t tid, int signo, int *blk, int *pnd)
+{
+	char buf[2048];
+
+	if (sc_host_read(dirfd, tid, "status", buf, sizeof(buf)) <= 0 ||
+	    (*blk = sc_host_sigbit(buf, "\nSigBlk:", signo)) < 0 ||
+	    (*pnd = sc_host_sigbit(buf, "\nSigPnd:", signo)) < 0)
+		return (-1);
+	return (0);
+}
+
 /*
  * Is the thread BLOCKED: does its own mask block signo while a signal of
- * ours waits for it?  SigBlk and SigPnd of status, which the kernel reads
- * in one go: the mask is the program's alone (SA_NODEFER, host_signal.c),
- * and a signal not pending (taken, its handler about to run) is no block,
- * whatever the mask says since.  1, 0, or -1 when the thread is gone.
+ * ours waits for it?  The mask is the program's alone (SA_NODEFER,
+ * host_signal.c), and a signal not pending (taken, its handler about to
+ * run) is no block, whatever the mask says since.  1, 0, or -1 when the
+ * thread is gone.
  */
 static int
 sc_host_blocked(int dirfd, pid_t tid, int signo)
 {
-	char buf[2048];
 	int blk, pnd;
 
-	if (sc_host_read(dirfd, tid, "status", buf, sizeof(buf)) <= 0 ||
-	    (blk = sc_host_sigbit(buf, "\nSigBlk:", signo)) < 0 ||
-	    (pnd = sc_host_sigbit(buf, "\nSigPnd:", signo)) < 0)
+	if (sc_host_sigstate(dirfd, tid, signo, &blk, &pnd) != 0)
 		return (-1);
 	return (blk && pnd);
 }
@@ -194,14 +219,18 @@ sc_host_out_waits(const struct sc_host_out *o)
 }
 
 /* Remember that the signal of rq's slot s may still come (s holds tag).
- * Without memory the thread may later get a second signal: it nests. */
+ * Without memory, or with the thread gone, nothing is remembered: a
+ * second signal may then come while the first still waits. */
 static void
-sc_host_out_add(const struct sc_host_req *rq, struct sc_host_slot *s,
-    uint64_t tag)
+sc_host_out_add(struct sc_host_req *rq, struct sc_host_slot *s,
+    uint64_t tag, int dirfd)
 {
 	struct sc_host_out *no;
 	size_t cap;
 
+	if (rq->hr_gen == 0 &&
+	    sc_host_stat(dirfd, rq->hr_tid, &rq->hr_gen, NULL) != 0)
+		return;
 	if (sc_host_nout == sc_host_capout) {
 		cap = sc_host_capout != 0 ? 2 * sc_host_capout : 16;
 		no = realloc(sc_host_outs, cap * sizeof(*no));
@@ -218,21 +247,28 @@ sc_host_out_add(const struct sc_host_req *rq, struct sc_host_slot *s,
 }
 
 /*
- * Forget the signals that came, and those of threads gone: no handler
- * comes for a thread that is gone, so its REVOKED slot is freed here.
+ * Forget the signals that came, those of threads gone, and those no
+ * longer pending that no handler claimed: taken by a handler about to
+ * find its tag, or gone with a thread whose tid another took.  A REVOKED
+ * slot forgotten is freed: a handler that comes late for it finds
+ * another tag and does nothing.
  */
 static void
-sc_host_out_prune(int dirfd)
+sc_host_out_prune(int dirfd, int signo)
 {
 	struct sc_host_out *o;
 	uint64_t gen, want;
 	size_t i = 0;
+	int blk, pnd;
 
 	while (i < sc_host_nout) {
 		o = &sc_host_outs[i];
 		if (sc_host_out_waits(o) &&
 		    sc_host_stat(dirfd, o->ho_tid, &gen, NULL) == 0 &&
-		    gen == o->ho_gen) {
+		    gen == o->ho_gen &&
+		    ((o->ho_tag & SC_HREQ_STATE) == SC_HREQ_CLAIMED ||
+		    (sc_host_sigstate(dirfd, o->ho_tid, signo, &blk,
+		    &pnd) == 0 && pnd))) {
 			i++;
 			continue;
 		}
@@ -244,16 +280,22 @@ sc_host_out_prune(int dirfd)
 	}
 }
 
-/* The signal still to come to rq's thread, or NULL. */
+/* The signal still to come to rq's thread, or NULL.  A thread whose
+ * start time was not read has it read here, if its tid has one. */
 static const struct sc_host_out *
-sc_host_out_of(const struct sc_host_req *rq)
+sc_host_out_of(struct sc_host_req *rq, int dirfd)
 {
 	size_t i;
 
-	for (i = 0; i < sc_host_nout; i++)
-		if (sc_host_outs[i].ho_tid == rq->hr_tid &&
-		    sc_host_outs[i].ho_gen == rq->hr_gen)
+	for (i = 0; i < sc_host_nout; i++) {
+		if (sc_host_outs[i].ho_tid != rq->hr_tid)
+			continue;
+		if (rq->hr_gen == 0 &&
+		    sc_host_stat(dirfd, rq->hr_tid, &rq->hr_gen, NULL) != 0)
+			return (NULL);
+		if (sc_host_outs[i].ho_gen == rq->hr_gen)
 			return (&sc_host_outs[i]);
+	}
 	return (NULL);
 }
 
@@ -304,19 +346,88 @@ sc_host_revoke(struct sc_host_slot *s, uint64_t seq, uint64_t to)
 	    to == SC_HREQ_FREE ? to : SC_HTAG(seq, to)));
 }
 
-/* Open rq's slot and send its signal. */
+/*
+ * Does this kernel give a pidfd of a thread (PIDFD_THREAD, Linux 6.9)?
+ * Asked once.  STACKCAP_HOST_PROOF=stat in the environment says no: the
+ * start-time proof of older kernels then runs here too (the tests run
+ * both).  sc_host_mtx held.
+ */
+static bool
+sc_host_pidfd_works(void)
+{
+	static int works = -1;		/* (r) */
+	const char *env = getenv("STACKCAP_HOST_PROOF");
+	int fd = -1;
+
+	if (works >= 0)
+		return (works != 0);
+	if (env == NULL || strcmp(env, "stat") != 0)
+		fd = (int)syscall(SYS_pidfd_open, syscall(SYS_gettid),
+		    PIDFD_THREAD);
+	works = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	return (works != 0);
+}
+
+/*
+ * A pidfd of thread tid of this process: the descriptor, or -1 with errno
+ * (ESRCH: no thread of ours has tid).  pidfd_open() names any thread of
+ * the system, so the tid is looked up in /proc/self/task after the open:
+ * there while the thread of the descriptor lives means ours (a tid names
+ * one thread at a time); and a signal to a descriptor whose thread died
+ * fails with ESRCH, whoever has its tid since.
+ */
+static int
+sc_host_pidfd(int dirfd, pid_t tid)
+{
+	char name[16];
+	int fd;
+
+	if ((fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD)) < 0)
+		return (-1);
+	snprintf(name, sizeof(name), "%d", (int)tid);
+	if (faccessat(dirfd, name, F_OK, 0) != 0) {
+		close(fd);
+		errno = ESRCH;
+		return (-1);
+	}
+	return (fd);
+}
+
+/*
+ * Open rq's slot and send its signal: through a pidfd of the thread,
+ * which only that thread can receive (the proof: hr_pidfd); or, on a
+ * kernel without them or with no descriptor left, to the tid, with its
+ * start time read before.
+ */
 static void
 sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
 {
 	struct sc_host_slot *s = &c->hc_slots->hs[rq->hr_slot];
-	int error;
+	int error, fd = -1;
 
 	rq->hr_wslot = NULL;
+	if (rq->hr_pidfd && (fd = sc_host_pidfd(c->hc_dirfd,
+	    rq->hr_tid)) < 0) {
+		if (errno == ESRCH) {
+			rq->hr_verdict = SC_HOST_EXITED;
+			return;
+		}
+		rq->hr_pidfd = false;
+	}
+	if (!rq->hr_pidfd && rq->hr_gen == 0 && sc_host_stat(c->hc_dirfd,
+	    rq->hr_tid, &rq->hr_gen, NULL) != 0) {
+		rq->hr_verdict = SC_HOST_EXITED;
+		return;
+	}
 	s->hs_tid = rq->hr_tid;
 	atomic_store_explicit(&s->hs_req, SC_HTAG(rq->hr_seq, SC_HREQ_OPEN),
 	    memory_order_release);
-	error = sc__host_send(&c->hc_si, rq->hr_tid,
+	error = sc__host_send(&c->hc_si, fd, rq->hr_tid,
 	    rq->hr_seq << SC_HIDX_BITS | rq->hr_slot);
+	if (fd >= 0)
+		close(fd);
 	if (error != 0) {
 		/* ESRCH: gone; EAGAIN: the signal queue is full. */
 		sc_host_revoke(s, rq->hr_seq, SC_HREQ_FREE);
@@ -325,20 +436,25 @@ sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
 	}
 }
 
-/* An answered request: proven, copied out, or dropped (EXITED). */
+/*
+ * An answered request: proven, copied out, or dropped (EXITED).  Sent to
+ * a tid, the thread that answered is the one asked if its start time is
+ * the one read before the signal.  The name is the handler's: the one
+ * the thread had when it was walked.
+ */
 static void
 sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd)
 {
 	uint64_t gen;
 
-	/* The name as of after the answer: one the thread set before the
-	 * walk goes with its stack. */
-	if (s->hs_answer != rq->hr_tid ||
-	    sc_host_stat(dirfd, rq->hr_tid, &gen, rq->hr_name) != 0 ||
-	    gen != rq->hr_gen) {
+	if (s->hs_answer != rq->hr_tid || (!rq->hr_pidfd &&
+	    (sc_host_stat(dirfd, rq->hr_tid, &gen, NULL) != 0 ||
+	    gen != rq->hr_gen))) {
 		rq->hr_verdict = SC_HOST_EXITED;
 		return;
 	}
+	memcpy(rq->hr_name, s->hs_name, sizeof(rq->hr_name));
+	rq->hr_name[sizeof(rq->hr_name) - 1] = '\0';
 	sc_stack_copy(&s->hs_buf, rq->hr_st);
 	*rq->hr_unwound = rq->hr_st->depth > 0 ? s->hs_unwound : 0;
 	rq->hr_verdict = rq->hr_st->depth > 0 ? SC_HOST_OK : SC_HOST_EMPTY;
@@ -434,7 +550,7 @@ sc_host_judge(struct sc_host_req *rq, struct sc_host_call *c, bool final)
 		else if (final) {
 			rq->hr_verdict = SC_HOST_TIMEDOUT;
 			sc_host_out_add(rq, s,
-			    SC_HTAG(rq->hr_seq, SC_HREQ_CLAIMED));
+			    SC_HTAG(rq->hr_seq, SC_HREQ_CLAIMED), c->hc_dirfd);
 		}
 		return;
 	}
@@ -445,7 +561,7 @@ sc_host_judge(struct sc_host_req *rq, struct sc_host_call *c, bool final)
 		atomic_compare_exchange_strong(&s->hs_req, &want,
 		    SC_HREQ_FREE);
 	else
-		sc_host_out_add(rq, s, want);
+		sc_host_out_add(rq, s, want, c->hc_dirfd);
 }
 
 /* Every request of rq[0..nrq): sent at once (or once the thread's earlier
@@ -470,22 +586,29 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 	}
 	c.hc_dirfd = dirfd;
 	c.hc_signo = signo;
+	c.hc_pidfd = sc_host_pidfd_works();
 	sc__host_siginfo(&c.hc_si, signo);
-	sc_host_out_prune(dirfd);
+	sc_host_out_prune(dirfd, signo);
 	for (i = 0, k = 0; i < nrq; i++) {
-		if (sc_host_stat(dirfd, rq[i].hr_tid, &rq[i].hr_gen,
-		    rq[i].hr_name) != 0) {
-			rq[i].hr_verdict = SC_HOST_EXITED;
-			continue;
-		}
 		if (rq[i].hr_tid == self) {
 			sc__host_walk_self(rq[i].hr_st, rq[i].hr_unwound);
+			(void)prctl(PR_GET_NAME, rq[i].hr_name, 0, 0, 0);
 			rq[i].hr_verdict = SC_HOST_SELF;
+			continue;
+		}
+		/* The main thread may be a zombie that lives on as the
+		 * process's tid (it exited, the others did not): the stat
+		 * says so, and a signal to it would never be taken. */
+		rq[i].hr_pidfd = c.hc_pidfd;
+		if ((!rq[i].hr_pidfd || rq[i].hr_tid == c.hc_si.si_pid) &&
+		    sc_host_stat(dirfd, rq[i].hr_tid, &rq[i].hr_gen,
+		    NULL) != 0) {
+			rq[i].hr_verdict = SC_HOST_EXITED;
 			continue;
 		}
 		rq[i].hr_slot = idx[k++];
 		rq[i].hr_seq = ++sc_host_seq;
-		if ((o = sc_host_out_of(&rq[i])) != NULL) {
+		if ((o = sc_host_out_of(&rq[i], dirfd)) != NULL) {
 			rq[i].hr_wslot = o->ho_slot;
 			rq[i].hr_wtag = o->ho_tag;
 			continue;
@@ -517,6 +640,12 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 		    (sc_host_stat(dirfd, rq[i].hr_tid, &gen, NULL) != 0 ||
 		    gen != rq[i].hr_gen))
 			rq[i].hr_verdict = SC_HOST_EXITED;
+	/* The name of a thread that did not answer, from its comm. */
+	for (i = 0; i < nrq; i++)
+		if (rq[i].hr_name[0] == '\0' &&
+		    rq[i].hr_verdict != SC_HOST_EXITED)
+			(void)sc_host_stat(dirfd, rq[i].hr_tid, &gen,
+			    rq[i].hr_name);
 	return (0);
 }
 

@@ -48,6 +48,7 @@ struct sc_host_slot {
 	_Atomic uint64_t hs_req;	/* (a) tag */
 	pid_t		hs_tid;		/* (r) the thread asked */
 	pid_t		hs_answer;	/* (h) gettid() of the handler */
+	char		hs_name[16];	/* (h) its name, PR_GET_NAME */
 	uint64_t	hs_unwound;	/* (h) */
 	struct sc_stack	hs_buf;		/* (h) */
 };
@@ -75,7 +76,7 @@ extern void (*_Atomic sc__host_hook)(int);	/* tests: SC_HHOOK_* */
 int	sc__host_signal_ready(void);
 bool	sc__host_in_handler(void);
 void	sc__host_siginfo(siginfo_t *si, int signo);
-int	sc__host_send(siginfo_t *si, pid_t tid, uint64_t value);
+int	sc__host_send(siginfo_t *si, int fd, pid_t tid, uint64_t value);
 
 /* host_walk.c */
 int	sc__host_walk_init(void);

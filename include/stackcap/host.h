@@ -10,11 +10,12 @@
  *
  * Every thread named in /proc/self/task gets one real-time signal, all in
  * flight at once; each answer is claimed with the request's tag and proven
- * to come from the thread asked (its tid, read in the handler, and its
- * start time, read before the signal and after the answer, so a reused
- * tid is caught); the handler walks into a library buffer that the caller
- * copies out, so a handler that runs after the call gave up writes nowhere
- * that matters.  The whole call is bounded by timeout_ns.
+ * to come from the thread asked (its tid, read in the handler, and the
+ * signal sent through a pidfd of the thread, or on kernels before Linux
+ * 6.9 its start time read before the signal and after the answer, so a
+ * reused tid is caught); the handler walks into a library buffer that the
+ * caller copies out, so a handler that runs after the call gave up writes
+ * nowhere that matters.  The whole call is bounded by timeout_ns.
  *
  * Context of every function here: any thread of the process but a signal
  * handler (they open /proc and allocate); not after fork() in the child
