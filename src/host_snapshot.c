@@ -42,6 +42,12 @@
 
 #define SC_HV_PENDING	(-1)
 
+#if defined(SC_SANITIZER_THREAD)
+#define SC_HOST_TSAN	1
+#else
+#define SC_HOST_TSAN	0
+#endif
+
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD	O_EXCL		/* <linux/pidfd.h> of Linux 6.9 */
 #endif
@@ -251,7 +257,9 @@ sc_host_out_add(struct sc_host_req *rq, struct sc_host_slot *s,
  * longer pending that no handler claimed: taken by a handler about to
  * find its tag, or gone with a thread whose tid another took.  A REVOKED
  * slot forgotten is freed: a handler that comes late for it finds
- * another tag and does nothing.
+ * another tag and does nothing.  Not under TSan: it takes a signal into
+ * a queue of its own and runs the handler later with every signal
+ * blocked, so a second signal sent meanwhile would read as blocked.
  */
 static void
 sc_host_out_prune(int dirfd, int signo)
@@ -267,6 +275,7 @@ sc_host_out_prune(int dirfd, int signo)
 		    sc_host_stat(dirfd, o->ho_tid, &gen, NULL) == 0 &&
 		    gen == o->ho_gen &&
 		    ((o->ho_tag & SC_HREQ_STATE) == SC_HREQ_CLAIMED ||
+		    SC_HOST_TSAN ||
 		    (sc_host_sigstate(dirfd, o->ho_tid, signo, &blk,
 		    &pnd) == 0 && pnd))) {
 			i++;
