@@ -139,26 +139,43 @@ bh_agree(const struct sc_stack *snap, const struct sc_stack *own)
 	return (i >= 3);
 }
 
+/* The kind whose chain pc is in (its "mid" frame), or -1; remembered by
+ * pc, as sc_symbolize() reads the process's maps each time. */
+static int
+bh_kind_of(uintptr_t pc)
+{
+	static const char *const chain[BH_NKINDS] = { "bh_spin_mid",
+	    "bh_cond_mid", "bh_sleep_mid" };
+	static struct { uintptr_t pc; int kind; } cache[4096];
+	size_t h = (size_t)(pc * 0x9e3779b97f4a7c15ull >> 52);
+	char sym[64];
+	int k;
+
+	if (cache[h].pc == pc)
+		return (cache[h].kind);
+	cache[h].pc = pc;
+	cache[h].kind = -1;
+	if (sc_symbolize(pc, sym, sizeof(sym), NULL) == 0)
+		for (k = 0; k < BH_NKINDS; k++)
+			if (strcmp(sym, chain[k]) == 0)
+				cache[h].kind = k;
+	return (cache[h].kind);
+}
+
 /* Does st hold the kind's chain, symbolised, and no other kind's?  Its
  * own frames agreeing already proves the thread: this checks the names. */
 static bool
 bh_holds(const struct sc_stack *st, int kind)
 {
-	static const char *const chain[BH_NKINDS] = { "bh_spin_mid",
-	    "bh_cond_mid", "bh_sleep_mid" };
-	char sym[64];
 	bool own = false;
 	int i, k;
 
 	for (i = 0; i < st->depth; i++) {
-		if (sc_symbolize(st->pcs[i], sym, sizeof(sym), NULL) != 0)
+		if ((k = bh_kind_of(st->pcs[i])) < 0)
 			continue;
-		for (k = 0; k < BH_NKINDS; k++)
-			if (strcmp(sym, chain[k]) == 0) {
-				if (k != kind)
-					return (false);
-				own = true;
-			}
+		if (k != kind)
+			return (false);
+		own = true;
 	}
 	return (own);
 }
