@@ -265,7 +265,9 @@ bh_eu_stack(int *nlisted, const char **why)
 		fclose(fp);
 	waitpid(child, &status, 0);
 	t1 = now_ns();
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || *nlisted == 0) {
+	/* 1: it could not walk some thread (it says which on stderr), and
+	 * printed the others. */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1 || *nlisted == 0) {
 		*why = "eu-stack failed (ptrace refused?)";
 		return (-1);
 	}
