@@ -486,16 +486,14 @@ sc__ipi_cpu_init(struct sc_pcpu *pc)
 	void *p;
 	int error;
 
-	p = mmap(NULL, SC_SIGSTACK_LEN, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if ((p = sc__map_get(SC_SIGSTACK_LEN, false)) == NULL)
 		return (ENOMEM);
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_sp = p;
 	ss.ss_size = SC_SIGSTACK_LEN;
 	if (sigaltstack(&ss, NULL) != 0) {
 		error = errno;
-		(void)munmap(p, SC_SIGSTACK_LEN);
+		sc__map_put(p, SC_SIGSTACK_LEN, false);
 		return (error);
 	}
 	pc->pc_sigstack = p;
@@ -514,7 +512,6 @@ sc__ipi_cpu_init(struct sc_pcpu *pc)
 void
 sc__ipi_cpu_fini(struct sc_pcpu *pc)
 {
-	struct sc_range r;
 	stack_t ss;
 	sigset_t set;
 
@@ -529,13 +526,10 @@ sc__ipi_cpu_fini(struct sc_pcpu *pc)
 	ss.ss_flags = SS_DISABLE;
 	(void)sigaltstack(&ss, NULL);	/* not on it: cannot fail */
 	/*
-	 * sc__cpu_stop() ran on this stack and never returned: forget its
-	 * frames' ASan poisoning before the pages go back, or the next
-	 * mapping at this address inherits it.
+	 * sc__cpu_stop() ran on this stack and never returned: sc__map_put()
+	 * forgets its frames' ASan poisoning, or the next machine's stack at
+	 * this address would inherit it.
 	 */
-	r.lo = (uintptr_t)pc->pc_sigstack;
-	r.hi = r.lo + pc->pc_sigstack_len;
-	sc__san_unpoison(r);
-	(void)munmap(pc->pc_sigstack, pc->pc_sigstack_len);
+	sc__map_put(pc->pc_sigstack, pc->pc_sigstack_len, false);
 	pc->pc_sigstack = NULL;
 }

@@ -87,13 +87,13 @@ sc_thread_exited(const struct sc_thread *td)
 
 /*
  * Kernel stacks, with a cache of the stacks of reaped threads (the kernel
- * keeps one too, vm_thread_stack_create()/kstack_cache).  The thread
+ * keeps one too, vm_thread_stack_create()/kstack_cache), and behind it
+ * the process's (vm_mapcache.c), which outlives the machine.  The thread
  * structs have a cache of their own, the thread zone (below).
  */
 static void *
 sc_kstack_alloc(struct sc_machine *m)
 {
-	size_t len = SC_PAGE_SIZE + m->m_kstack_len;
 	void *map = NULL;
 
 	sc__host_lock(&m->m_list_mtx);
@@ -102,20 +102,7 @@ sc_kstack_alloc(struct sc_machine *m)
 	sc__host_unlock(&m->m_list_mtx);
 	if (map != NULL)
 		return (map);
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	if (map == MAP_FAILED)
-		return (NULL);
-	/*
-	 * The guard page below the stack: an overflow faults at once.  The
-	 * mprotect() splits the mapping in two, which fails at the mapping
-	 * limit (vm.max_map_count): no thread without its guard.
-	 */
-	if (mprotect(map, SC_PAGE_SIZE, PROT_NONE) != 0) {
-		(void)munmap(map, len);
-		return (NULL);
-	}
-	return (map);
+	return (sc__map_get(SC_PAGE_SIZE + m->m_kstack_len, true));
 }
 
 static void
@@ -133,24 +120,17 @@ sc_kstack_free(struct sc_machine *m, void *map)
 		map = NULL;
 	}
 	sc__host_unlock(&m->m_list_mtx);
-	/* A whole mapping: munmap() splits nothing and cannot fail. */
-	if (map != NULL)
-		(void)munmap(map, SC_PAGE_SIZE + m->m_kstack_len);
+	sc__map_put(map, SC_PAGE_SIZE + m->m_kstack_len, true);
 }
 
-/* Unmap td's user stack, forgetting the ASan poisoning of its frames (a
- * thread stopped in user mode never returned from them). */
+/* Give td's user stack back (sc__map_put() forgets the ASan poisoning of
+ * its frames: a thread stopped in user mode never returned from them). */
 void
 sc__ustack_free(struct sc_thread *td)
 {
-	struct sc_range r;
-
 	if (td->td_ustack == NULL)
 		return;
-	r.lo = (uintptr_t)td->td_ustack;
-	r.hi = r.lo + td->td_ustack_len;
-	sc__san_unpoison(r);
-	(void)munmap(td->td_ustack, td->td_ustack_len);
+	sc__map_put(td->td_ustack, td->td_ustack_len, false);
 	td->td_ustack = NULL;
 }
 

@@ -79,9 +79,8 @@ sc_user_call(void (*fn)(void *), void *arg)
 	SC_KASSERT(td != NULL, , "sc_user_call outside a simulated thread");
 	SC_KASSERT(fn != NULL, , "sc_user_call: NULL function");
 	if (td->td_ustack == NULL) {
-		p = mmap(NULL, SC_USTACK_LEN, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		SC_KASSERT(p != MAP_FAILED, , "sc_user_call: cannot map a "
+		p = sc__map_get(SC_USTACK_LEN, false);
+		SC_KASSERT(p != NULL, , "sc_user_call: cannot map a "
 		    "user stack for thread %d", td->td_tid);
 		td->td_ustack = p;
 		td->td_ustack_len = SC_USTACK_LEN;

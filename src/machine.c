@@ -540,10 +540,13 @@ sc_machine_free_threads(struct sc_threadq *q)
 	struct sc_thread *td, *tdnext;
 
 	TAILQ_FOREACH_SAFE(td, q, td_plist, tdnext) {
-		if (td->td_kstack_map != NULL) {
+		/* A swapped-out stack faults (PROT_NONE): it goes. */
+		if (td->td_kstack_map != NULL && TD_IS_SWAPPED(td)) {
 			sc__san_unpoison(td->td_kstack);
 			(void)munmap(td->td_kstack_map, td->td_kstack_maplen);
-		}
+		} else
+			sc__map_put(td->td_kstack_map, td->td_kstack_maplen,
+			    true);
 		sc__ustack_free(td);
 		sc__san_tsan_destroy_fiber(td->td_tsan_fiber);
 		free(td);
@@ -570,9 +573,10 @@ sc_machine_free(struct sc_machine *m)
 		m->m_hooks_old = h->h_next;
 		free(h);
 	}
+	/* The process's cache takes them, for the next machine. */
 	while (m->m_nkstack_cache > 0)
-		(void)munmap(m->m_kstack_cache[--m->m_nkstack_cache],
-		    SC_PAGE_SIZE + m->m_kstack_len);
+		sc__map_put(m->m_kstack_cache[--m->m_nkstack_cache],
+		    SC_PAGE_SIZE + m->m_kstack_len, true);
 	(void)pthread_mutex_destroy(&m->m_list_mtx);	/* unlocked: no fail */
 	sc__ds_free(m);
 	sc__sleepq_machine(m, -1);

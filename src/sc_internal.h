@@ -623,6 +623,17 @@ int	sc__thread_alloc(struct sc_proc *p, const char *name,
 __attribute__((noreturn)) void sc__fork_exit(struct sc_thread *td);
 void	sc__switch_done(void);
 void	sc__ustack_free(struct sc_thread *td);
+
+/*
+ * vm_mapcache.c: a mapping of len bytes (a multiple of the page size)
+ * for a stack, its first page PROT_NONE when guard, from the process's
+ * cache of the stacks of machines gone, else new: NULL when the host has
+ * none to give.  sc__map_put() gives one back (NULL: nothing), its ASan
+ * poisoning forgotten.  Context: a plain pthread or a simulated thread
+ * (the cache's lock is a host lock).
+ */
+void	*sc__map_get(size_t len, bool guard);
+void	sc__map_put(void *p, size_t len, bool guard);
 __attribute__((noreturn)) void sc__thread_park(struct sc_thread *td);
 
 /* kern_idle.c */

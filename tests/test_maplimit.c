@@ -117,6 +117,8 @@ page_prot(uintptr_t addr)
  * With 0, 1, 2... mappings to spare, sc_thread_create() fails with ENOMEM
  * until it can map the stack *and* its guard; it used to ignore a failed
  * guard mprotect() and give a thread whose overflow writes past its stack.
+ * It runs first, so no machine was destroyed before it: the process's
+ * cache of stack mappings (vm_mapcache.c) is empty and spares nothing.
  */
 static void
 test_create_at_limit(void **state)

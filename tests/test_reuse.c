@@ -12,9 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sc_test.h"
 #include "sc_test_bodies.h"
+#include "sc_internal.h"	/* td_kstack_map: where a stack was mapped */
 
 /* A body with a chain of its own: reuse_body -> reuse_outer -> loop. */
 struct body {
@@ -308,6 +310,52 @@ test_many_generations(void **state)
 	assert_int_equal(SC_COUNTER(tm, exits), 51);
 }
 
+/*
+ * Machines made one after another reuse their stacks' mappings (the
+ * process's cache, vm_mapcache.c).  Each machine used to map its stacks
+ * anew and unmap them when destroyed: with anything else mapped in the
+ * meantime (here a page kept each round; under ASan its allocator), the
+ * next machine's stacks landed at new addresses, and ASan's shadow of
+ * the old ones stayed resident, so a fuzzer's process grew without end.
+ */
+#define NROUNDS	40
+#define NSEEN	(NROUNDS * 8)
+
+static void
+test_stacks_outlive_machine(void **state)
+{
+	struct sc_thread *td;
+	void *seen[NSEEN], *pages[NROUNDS];
+	size_t len = 0, nseen = 0, i;
+	int round;
+
+	(void)state;
+	for (round = 0; round < NROUNDS; round++) {
+		if (round > 0)
+			assert_int_equal(sc_test_setup(2), 0);
+		td = sc_test_spawn("stack", quick, NULL);
+		len = td->td_kstack_maplen;
+		for (i = 0; i < nseen; i++)
+			if (seen[i] == td->td_kstack_map)
+				break;
+		if (i == nseen) {
+			assert_true(nseen < NSEEN);
+			seen[nseen++] = td->td_kstack_map;
+		}
+		assert_int_equal(sc_thread_join(td), 0);
+		sc_machine_destroy(tm);
+		tm = NULL;
+		pages[round] = mmap(NULL, len,
+		    PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(pages[round] != MAP_FAILED);
+	}
+	assert_int_equal(sc_test_setup(2), 0);	/* for the teardown */
+	for (round = 0; round < NROUNDS; round++)
+		(void)munmap(pages[round], len);
+	/* A few places in all (a machine's stacks), not one a round. */
+	assert_true(nseen <= 4);
+}
+
 int
 main(void)
 {
@@ -324,6 +372,8 @@ main(void)
 		    test_concurrent_joins_release_once, sc_test_setup_2cpu,
 		    sc_test_teardown),
 		cmocka_unit_test_setup_teardown(test_many_generations,
+		    sc_test_setup_2cpu, sc_test_teardown),
+		cmocka_unit_test_setup_teardown(test_stacks_outlive_machine,
 		    sc_test_setup_2cpu, sc_test_teardown),
 	};
 
