@@ -162,7 +162,10 @@ sc_text_refresh1(void)
 
 	/*
 	 * Publish with a release store: a signal handler may be walking with
-	 * the previous set, so it is chained, never freed.
+	 * the previous set, so it is chained, never freed: not at exit
+	 * either, where the process's other threads still run and may walk
+	 * (exit() runs the destructors while they do).  The chain from
+	 * sc_text_cur keeps every set reachable for LeakSanitizer.
 	 */
 	sc__host_lock(&sc_text_mtx);
 	ts->ts_prev = atomic_load_explicit(&sc_text_cur, memory_order_relaxed);
@@ -207,15 +210,3 @@ sc_text_ranges(const struct sc_range **textp, size_t *ntextp)
 	*ntextp = ts->ts_n;
 }
 
-/* Free every published set; only at process exit (LeakSanitizer). */
-__attribute__((destructor)) static void
-sc_text_fini(void)
-{
-	struct sc_textset *ts, *prev;
-
-	ts = atomic_exchange(&sc_text_cur, NULL);
-	for (; ts != NULL; ts = prev) {
-		prev = ts->ts_prev;
-		free(ts);
-	}
-}

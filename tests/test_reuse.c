@@ -16,7 +16,7 @@
 
 #include "sc_test.h"
 #include "sc_test_bodies.h"
-#include "sc_internal.h"	/* td_kstack_map: where a stack was mapped */
+#include "sc_internal.h"	/* td_kstack: where a stack was mapped */
 
 /* A body with a chain of its own: reuse_body -> reuse_outer -> loop. */
 struct body {
@@ -325,7 +325,8 @@ static void
 test_stacks_outlive_machine(void **state)
 {
 	struct sc_thread *td;
-	void *seen[NSEEN], *pages[NROUNDS];
+	uintptr_t seen[NSEEN];
+	void *pages[NROUNDS];
 	size_t len = 0, nseen = 0, i;
 	int round;
 
@@ -336,11 +337,11 @@ test_stacks_outlive_machine(void **state)
 		td = sc_test_spawn("stack", quick, NULL);
 		len = td->td_kstack_maplen;
 		for (i = 0; i < nseen; i++)
-			if (seen[i] == td->td_kstack_map)
+			if (seen[i] == td->td_kstack.lo)
 				break;
 		if (i == nseen) {
 			assert_true(nseen < NSEEN);
-			seen[nseen++] = td->td_kstack_map;
+			seen[nseen++] = td->td_kstack.lo;
 		}
 		assert_int_equal(sc_thread_join(td), 0);
 		sc_machine_destroy(tm);

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -520,6 +521,29 @@ check_text_set(const struct sc_range *text, size_t ntext)
 	assert_false(sc_pc_in_text((uintptr_t)text1, text, ntext));
 }
 
+/*
+ * The text set taken first, read again once the library's destructors
+ * have run: "valid until the process exits" holds through exit() too,
+ * where the process's other threads still run and may be walking.  A
+ * destructor freed every set, and a thread that walked during exit()
+ * read freed memory (TSan, test_thread; ASan here).  A destructor of
+ * priority 101 runs after those of the default priority.
+ */
+static const struct sc_range *exit_text;
+static struct sc_range exit_first;
+
+__attribute__((destructor(101))) static void
+text_after_exit(void)
+{
+	if (exit_text == NULL)
+		return;
+	if (exit_text[0].lo != exit_first.lo ||
+	    exit_text[0].hi != exit_first.hi) {
+		fprintf(stderr, "test_walker: the text set changed at exit\n");
+		_exit(1);
+	}
+}
+
 static void
 test_text_ranges(void **state)
 {
@@ -528,6 +552,9 @@ test_text_ranges(void **state)
 
 	sc_text_ranges(&text, &ntext);
 	check_text_set(text, ntext);
+	assert_true(ntext > 0);
+	exit_text = text;
+	exit_first = text[0];
 	/* Stable between calls. */
 	sc_text_ranges(&text2, &ntext2);
 	assert_ptr_equal(text, text2);
