@@ -721,6 +721,13 @@ SC_EXTERN void	sc_maybe_yield(void);
  * back (after 5 ms of its CPU time, each time it gets the token).
  * Context: a simulated thread or a plain pthread. */
 SC_EXTERN void	sc_cpu_spinwait(void);
+/* Is the caller an actor of a deterministic machine (cfg.seed): one of
+ * its simulated threads, or a plain pthread whose last call went into it?
+ * 1 or 0.  Then time passes at scheduling points alone, and a loop that
+ * waits for the machine gains nothing by sleeping between its
+ * sc_maybe_yield() calls (sc_test_deadline_poll() does not).
+ * Context: any thread. */
+SC_EXTERN int	sc_deterministic(void);
 /* Move the calling thread to cpu and keep it there (sched_bind()); cpu ==
  * SC_NOCPU unbinds.  Returns 0 or EINVAL. */
 SC_EXTERN int	sc_sched_bind(int cpu);

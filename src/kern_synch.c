@@ -108,6 +108,12 @@ sc_maybe_yield(void)
 	__asm__ volatile("" ::: "memory"); /* no tail call: keep the frame */
 }
 
+int
+sc_deterministic(void)
+{
+	return (sc__ds_active() ? 1 : 0);
+}
+
 /*
  * cpu_spinwait(), public.  On a simulated thread, inside a critical
  * section: a tick taken at the point (deterministic mode) or by a signal

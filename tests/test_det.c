@@ -1178,6 +1178,48 @@ det_tid_sleeps(int tid)
 	}								\
 } while (0)
 
+static atomic_int det_q_sim;
+
+static void
+det_q_body(void *arg)
+{
+	(void)arg;
+	atomic_store(&det_q_sim, sc_deterministic() ? 1 : 2);
+}
+
+/*
+ * sc_deterministic(): 0 on a plain pthread before any call, 1 on a
+ * simulated thread of a deterministic machine and on the plain pthread
+ * that called into it, 0 again for one that calls into a machine of real
+ * concurrency, and 0 on that machine's threads.  sc_test_deadline_poll()
+ * relies on it to nap in real mode only.
+ */
+static void
+test_deterministic_query(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *td;
+	int seed;
+
+	(void)state;
+	for (seed = 1; seed >= 0; seed--) {
+		atomic_store(&det_q_sim, 0);
+		det_config(&cfg, (uint64_t)seed);
+		assert_int_equal(sc_machine_create(&cfg, &m), 0);
+		assert_int_equal(sc_proc_create(m, "q", &p), 0);
+		assert_int_equal(sc_thread_create(p, "q", det_q_body, NULL,
+		    &td), 0);
+		assert_int_equal(sc_deterministic(), seed);
+		SC_WAIT_FOR(atomic_load(&det_q_sim) != 0);
+		assert_int_equal(atomic_load(&det_q_sim), seed ? 1 : 2);
+		assert_int_equal(sc_thread_join(td), 0);
+		sc_machine_destroy(m);
+	}
+	assert_int_equal(sc_deterministic(), 0);
+}
+
 static void
 test_enter_without_token(void **state)
 {
@@ -1236,6 +1278,7 @@ main(void)
 		cmocka_unit_test(test_two_machines_one_pthread),
 		cmocka_unit_test(test_two_machines_two_pthreads),
 		cmocka_unit_test(test_enter_without_token),
+		cmocka_unit_test(test_deterministic_query),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -153,8 +153,11 @@ sc_test_deadline_start(struct sc_deadline *dl, long timeout_ms)
  * (sc_maybe_yield(): from a plain pthread that waits for the machine it
  * must be called, or the machine never runs), then a nap of 200 us (short
  * enough for fast tests, long enough to leave the cores to the simulated
- * CPUs) unless STACKCAP_SEED asks for deterministic mode, where virtual
- * time passes at the scheduling points and a nap would only slow it.
+ * CPUs) unless the caller is an actor of a deterministic machine
+ * (sc_deterministic(), or STACKCAP_SEED asks for one), where virtual
+ * time passes at the scheduling points and a nap would only slow it (a
+ * nap at each step of a long wait passed the 20 s bound under TSan on a
+ * loaded host: test_det's spinners).
  * Returns true when the deadline has passed.  Context: a plain pthread.
  */
 static inline bool
@@ -164,7 +167,8 @@ sc_test_deadline_poll(struct sc_deadline *dl)
 	const char *seed = getenv("STACKCAP_SEED");
 
 	sc_maybe_yield();
-	if (seed == NULL || *seed == '\0' || strcmp(seed, "0") == 0)
+	if (!sc_deterministic() &&
+	    (seed == NULL || *seed == '\0' || strcmp(seed, "0") == 0))
 		nanosleep(&nap, NULL);
 	return (sc_deadline_passed(dl));
 }
