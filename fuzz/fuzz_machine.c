@@ -108,23 +108,31 @@ fm_fail(const char *what)
 	abort();
 }
 
-/* Retries of the machine so far: a capture whose target kept moving. */
+/*
+ * Progress of the machine's captures so far: retries (a capture whose
+ * target kept moving) and captures answered by an IPI, every caller's.
+ */
 static uint64_t
 fm_retries(void)
 {
 	struct sc_counters c;
 
 	sc_machine_counters(fm.m, &c);
-	return (c.retry_nocpu + c.retry_idle + c.retry_other);
+	return (c.retry_nocpu + c.retry_idle + c.retry_other +
+	    c.captures_running);
 }
 
 /*
- * ETIMEDOUT is a deadlock when the capture made no retry: its target
- * never moved (a lock it needs is held).  With retries, the target kept
+ * ETIMEDOUT is a deadlock when the machine's captures made no progress
+ * meanwhile: no retry and no answer.  With retries, the target kept
  * switching in and out of the window that the protocol retries on: the
  * protocol promises no progress there (the kernel's loop is unbounded),
  * and an adversarial chooser (PCT on one CPU) can keep it in phase until
- * the bound.  That is starvation, not a finding.
+ * the bound.  With answers, another requester kept taking the target
+ * CPU's request slot each time it came free: no lock here promises
+ * fairness, nor does the kernel's (intr_lock, an MTX_DEF mutex, in
+ * sys/x86/x86/stack_machdep.c).
+ * That is starvation, not a finding.
  */
 static bool
 fm_deadlock(int error, uint64_t retries0)
