@@ -113,7 +113,7 @@ fm_fail(const char *what)
  * target kept moving) and captures answered by an IPI, every caller's.
  */
 static uint64_t
-fm_retries(void)
+fm_progress(void)
 {
 	struct sc_counters c;
 
@@ -135,9 +135,9 @@ fm_retries(void)
  * That is starvation, not a finding.
  */
 static bool
-fm_deadlock(int error, uint64_t retries0)
+fm_deadlock(int error, uint64_t progress0)
 {
-	return (error == ETIMEDOUT && fm_retries() == retries0);
+	return (error == ETIMEDOUT && fm_progress() == progress0);
 }
 
 /* Captures of the machine so far, every caller's. */
@@ -232,7 +232,7 @@ fm_simcap(struct fm_slot *s)
 	int error;
 	bool in;
 
-	r0 = fm_retries();
+	r0 = fm_progress();
 	if (!fm.no_proc_lock)
 		sc_proc_lock(s->want_proc);
 	sc_thread_lock(td);
@@ -373,7 +373,7 @@ static void
 fm_capture(struct fm_slot *s)
 {
 	struct sc_stack st;
-	uint64_t r0 = fm_retries();
+	uint64_t r0 = fm_progress();
 	int error;
 	bool in;
 
