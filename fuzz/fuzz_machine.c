@@ -61,6 +61,7 @@
 #define MAX_THREADS	6
 #define MAX_OPS		48
 #define WAIT_STEPS	100000
+#define FM_STARVE	2000	/* see FM_WAIT() */
 #define HDR		3
 
 enum { OP_CREATE, OP_SLEEP, OP_WAKE, OP_EXIT, OP_CAPTURE, OP_SIMCAP,
@@ -316,11 +317,43 @@ fm_chain2(void *arg)
 static void (*const fm_chains[3])(void *) = { fm_chain0, fm_chain1,
     fm_chain2 };
 
-/* Poll cond at scheduling points; abort past the bound (a hang). */
+/*
+ * Tell every slot that captures again and again to stop (it finishes the
+ * capture it is in).  See FM_WAIT().
+ */
+static void
+fm_quiesce(void)
+{
+	int i, cmd;
+
+	for (i = 0; i < MAX_THREADS; i++) {
+		cmd = CMD_CAPTURE;
+		if (fm.slot[i].td != NULL)
+			atomic_compare_exchange_strong(&fm.slot[i].cmd, &cmd,
+			    CMD_SPIN);
+	}
+}
+
+/*
+ * Poll cond at scheduling points; abort past the bound (a hang).  Slots
+ * that SIMCAP in a loop take their targets' proc locks one after the
+ * other, and a thread that waits for one of those locks (to exit, or to
+ * finish its own capture) can find it taken each time it is woken: the
+ * proc lock, as the kernel's MTX_DEF mutex (__mtx_unlock_sleep() in
+ * sys/kern/kern_mutex.c releases the lock, then wakes), hands nothing to
+ * the thread it wakes.  Such a convoy under the default schedule lasted
+ * 60,899 polls (1.2 million steps) in one input and never ended in
+ * another (fuzz/corpus/machine/convoy-longer-than-decision-bound,
+ * exit-starved-by-simcap).  So after FM_STARVE polls with captures made
+ * meanwhile, the loops are told to stop; the bound stays WAIT_STEPS.
+ */
 #define FM_WAIT(cond, what) do {					\
+	uint64_t fm_c_ = fm_captures();					\
 	long fm_n_;							\
 									\
 	for (fm_n_ = 0; !(cond); fm_n_++) {				\
+		if (fm_n_ == FM_STARVE && fm_captures() != fm_c_)	\
+			fm_quiesce();					\
 		if (fm_n_ == WAIT_STEPS)				\
 			fm_fail("hang: " what);				\
 		sc_maybe_yield();					\
@@ -476,6 +509,8 @@ fm_op(int op, int arg)
 		 * waits for it to exit; without, the race is the point. */
 		fm_wake(s);
 		atomic_store(&s->cmd, CMD_EXIT);
+		/* Bounded first: sc_thread_join() waits as long as it takes. */
+		FM_WAIT(sc_thread_exited(s->td), "exit");
 		if (sc_thread_join(s->td) != 0)
 			fm_fail("sc_thread_join");
 		s->td = NULL;

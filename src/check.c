@@ -101,7 +101,8 @@ sc__chk_decide(struct sc_chk *c, int kind, uint32_t n, uint32_t drawn)
 		break;
 	}
 	if (idx >= c->c_cap) {
-		c->c_overflow = true;
+		if (!c->c_long_ok || alt != 0)
+			c->c_overflow = true;
 		return (alt);
 	}
 	c->c_trail[idx] = n << 16 | alt;
@@ -721,6 +722,7 @@ sc_check_replay(const char *schedule, sc_check_body *body, void *arg)
 	}
 	if ((rc = sc_chk_begin(&x, SC_CHK_CAP, -1, body, arg)) != 0)
 		return (rc);
+	x.x_c.c_long_ok = true;
 	rc = sc_chk_replay1(&x, schedule, sc_chk_why, sizeof(sc_chk_why));
 	sc_chk_end(&x);
 	return (rc);
@@ -743,6 +745,7 @@ sc_check_fuzz(const uint8_t *data, size_t size, sc_check_body *body,
 	if ((rc = sc_chk_begin(&x, SC_CHK_CAP, -1, body, arg)) != 0)
 		return (rc);
 	x.x_c.c_mode = SC_CHK_BYTES;
+	x.x_c.c_long_ok = true;
 	x.x_c.c_bytes = data;
 	x.x_c.c_nbytes = size;
 	rc = sc_chk_run(&x, 1, 0, &failed);

@@ -69,7 +69,12 @@ struct sc_chk {
 	uint32_t	*c_trail;	/* (c) DFS: each decision's alternative
 					   and count, (n << 16) | alt */
 	size_t		c_cap;		/* (c) of c_out and c_trail */
-	bool		c_overflow;	/* (d) more than c_cap decisions */
+	bool		c_overflow;	/* (d) more than c_cap decisions, or
+					   than c_cap non-default ones */
+	bool		c_long_ok;	/* (c) decisions past c_cap are no
+					   error while they take the default
+					   (a fuzzer's run, a replay): only a
+					   search needs each one's trail */
 	bool		c_diverged;	/* (d) a LIST entry did not fit */
 	atomic_int	c_machines;	/* (a) deterministic machines made */
 	atomic_int	c_panics;	/* (a) KASSERTs */

@@ -32,6 +32,9 @@ struct cap {
 	int		nobody;		/* make no machine */
 	int		nested;		/* call sc_check() inside: its rc */
 	int		nested_rc;
+	long		yields;		/* then yield this many times, a
+					   second spinner beside (about 3
+					   decisions a yield) */
 };
 
 /*
@@ -48,9 +51,11 @@ capture_body(const struct sc_machine_config *ccfg, void *arg)
 	struct sc_check_result res;
 	struct sc_machine *m;
 	struct sc_proc *p;
-	struct sc_thread *t;
+	struct sc_thread *t, *t2 = NULL;
 	struct sc_stack st;
+	struct spin s2;
 	int k, error, bad = 0;
+	long i;
 
 	if (c->nested) {
 		sc_check_config_init(&cc);
@@ -77,6 +82,18 @@ capture_body(const struct sc_machine_config *ccfg, void *arg)
 			bad = 1;
 		else if (error != 0 && error != EBUSY)
 			bad = 1;
+	}
+	/* A second spinner: three actors, so that each point is a choice
+	 * between the two others. */
+	memset(&s2, 0, sizeof(s2));
+	if (c->yields > 0 &&
+	    sc_thread_create(p, "spinner2", spin_polite, &s2, &t2) != 0)
+		bad = 1;
+	for (i = 0; i < c->yields && !bad; i++)
+		sc_maybe_yield();
+	if (t2 != NULL) {
+		atomic_store(&s2.release, 1);
+		(void)sc_thread_join(t2);
 	}
 	atomic_store(&c->s.release, 1);
 	(void)sc_thread_join(t);
@@ -545,6 +562,28 @@ test_malformed_schedule(void **state)
 	assert_int_equal(sc_check_fuzz(NULL, 3, capture_body, &c), EINVAL);
 }
 
+/*
+ * A run longer than the decisions a search keeps (1 << 20 by default):
+ * no error for a fuzzer's run, which only lists the choices its bytes
+ * made (it was E2BIG, and the fuzzer took each long run for a crash);
+ * E2BIG for a schedule that lists a choice past the bound.
+ */
+static void
+test_long_run(void **state)
+{
+	struct cap c = { .captures = 1, .yields = 400 * 1000 };
+
+	(void)state;
+	if (sc_check_fuzz(NULL, 0, capture_body, &c) != 0)
+		fail_msg("sc_check_fuzz: %s", sc_check_why());
+	/* E2BIG, not SC_CHECK_DIVERGED: the run reached the listed choice,
+	 * so it is as long as the premise says. */
+	if (sc_check_replay("sc1:ule:w:2000000:0000000000000000:+1048577.1",
+	    capture_body, &c) != E2BIG)
+		fail_msg("replay: %s", sc_check_why());
+	assert_non_null(strstr(sc_check_why(), "decisions"));
+}
+
 /* A schedule of one body replayed on another: diverged, and said. */
 static void
 test_divergence(void **state)
@@ -588,6 +627,7 @@ main(void)
 		cmocka_unit_test(test_schedule_replays_everywhere),
 		cmocka_unit_test(test_kassert_fails_run),
 		cmocka_unit_test(test_divergence),
+		cmocka_unit_test(test_long_run),
 	};
 
 	exp_own_seed("test_check");

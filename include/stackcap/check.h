@@ -76,9 +76,10 @@ struct sc_check_config {
 	int		sched;		/* SC_SCHED_ULE or SC_SCHED_4BSD; -1
 					   (default): the machine's default,
 					   STACKCAP_SCHED */
-	size_t		max_decisions;	/* the most choices a run may make
-					   (each costs 12 bytes, taken once);
-					   default 1 << 20 */
+	size_t		max_decisions;	/* the most choices a run of the
+					   search may make (each costs 12
+					   bytes, taken once); default
+					   1 << 20 */
 	uint64_t	time_limit_ns;	/* stop the search (not a run) after
 					   this long; 0 (default): no limit */
 	uint32_t	shard;		/* this process's part of a campaign
@@ -169,7 +170,9 @@ SC_EXTERN void	sc_check_result_merge(struct sc_check_result *into,
 /*
  * Run body once under schedule, as it was recorded.  Returns 0, the run
  * held; SC_CHECK_FAILED; SC_CHECK_DIVERGED; EINVAL (malformed: where, in
- * sc_check_why()); EBUSY, ENOMEM.  Context: as sc_check().
+ * sc_check_why()); E2BIG (it lists a choice past the 1 << 20th); EBUSY,
+ * ENOMEM.  The run may be longer: its choices past the listed ones take
+ * the default.  Context: as sc_check().
  */
 SC_EXTERN int	sc_check_replay(const char *schedule, sc_check_body *body,
 		    void *arg);
@@ -177,7 +180,8 @@ SC_EXTERN int	sc_check_replay(const char *schedule, sc_check_body *body,
 /*
  * One run whose every choice is taken from data (a fuzzer's input: a
  * byte a choice, the default once they run out), so that a coverage-
- * guided fuzzer explores schedules.  Returns 0, SC_CHECK_FAILED (and
+ * guided fuzzer explores schedules.  The run may make any number of
+ * choices (a long one is no failure).  Returns 0, SC_CHECK_FAILED (and
  * prints the failure and the schedule that replays it on stderr), or an
  * errno value as sc_check().  Context: as sc_check().
  */
