@@ -835,6 +835,11 @@ struct sc_trace_record {
 	int		cpu;		/* or SC_NOCPU */
 	int		tid;		/* or 0 */
 	int		event;		/* enum sc_trace_event */
+	int		host_tid;	/* a plain pthread's event: its Linux
+					   tid (gettid()), which names its
+					   track in the JSON; else 0 (in the
+					   padding of 0.5: the size is the
+					   same) */
 	uint64_t	arg0, arg1;
 };
 
@@ -872,8 +877,9 @@ SC_EXTERN int	sc_trace_print(struct sc_machine *m, FILE *fp);
 
 /*
  * Write the trace as Chrome trace-event JSON, for Perfetto,
- * chrome://tracing, Chrome DevTools and speedscope: one track per CPU and
- * one for the plain pthreads, every event an instant, and slices and
+ * chrome://tracing, Chrome DevTools and speedscope: one track per CPU
+ * (the threads that ran there) and one per plain pthread (by its Linux
+ * tid), every event an instant, and slices and
  * flows for the captures and handlers whose events the ring still holds
  * (docs/design.md, "The protocol trace", has the format).  Returns 0,
  * ENOENT when the trace is off, ENOMEM, or EIO.

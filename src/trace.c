@@ -15,10 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "sc_internal.h"
 
-#define SC_TR_WORDS	6		/* ts, cpu, tid, event, a0, a1 */
+#define SC_TR_WORDS	6		/* ts, cpu, tid, event | host tid <<
+					   32, a0, a1 */
 
 /* A ring slot (the key is sc_internal.h's). */
 struct sc_trace_slot {
@@ -94,13 +97,33 @@ sc__trace_fini(struct sc_machine *m)
 	m->m_trace = NULL;
 }
 
-/* Async-signal-safe: one fetch-and-add, stores, sc__ds_clock() (the vDSO). */
+/*
+ * The Linux tid of the calling plain pthread, kept from its first event.
+ * initial-exec: no allocation at the first use, which may be in a signal
+ * handler; gettid() is async-signal-safe.
+ */
+static __thread int sc_trace_host_tid
+    __attribute__((tls_model("initial-exec")));
+
+static int
+sc_trace_me(void)
+{
+	if (sc_trace_host_tid == 0)
+		sc_trace_host_tid = (int)syscall(SYS_gettid);
+	return (sc_trace_host_tid);
+}
+
+/*
+ * Async-signal-safe: one fetch-and-add, stores, sc__ds_clock() (the vDSO),
+ * and a plain pthread's first event, gettid().
+ */
 void
 sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid, uint64_t a0,
     uint64_t a1)
 {
 	struct sc_trace_slot *sl;
 	uint64_t seq, now = sc__ds_clock();
+	uint64_t host = cpu == SC_NOCPU ? (uint32_t)sc_trace_me() : 0;
 
 	seq = atomic_fetch_add_explicit(&tr->tr_next, 1, memory_order_relaxed);
 	sl = &tr->tr_slot[seq % tr->tr_n];
@@ -111,7 +134,8 @@ sc__trace_rec(struct sc_trace *tr, int event, int cpu, int tid, uint64_t a0,
 	    __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->ts_w[2], (uint64_t)(int64_t)tid,
 	    __ATOMIC_RELAXED);
-	__atomic_store_n(&sl->ts_w[3], (uint64_t)event, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->ts_w[3], (uint64_t)(uint32_t)event | host << 32,
+	    __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->ts_w[4], a0, __ATOMIC_RELAXED);
 	__atomic_store_n(&sl->ts_w[5], a1, __ATOMIC_RELAXED);
 	atomic_store_explicit(&sl->ts_commit, seq + 1, memory_order_release);
@@ -148,7 +172,8 @@ sc_trace_snapshot(struct sc_machine *m, struct sc_trace_record *out,
 		out[n].ts_ns = w[0];
 		out[n].cpu = (int)(int64_t)w[1];
 		out[n].tid = (int)(int64_t)w[2];
-		out[n].event = (int)w[3];
+		out[n].event = (int)(uint32_t)w[3];
+		out[n].host_tid = (int)(w[3] >> 32);
 		out[n].arg0 = w[4];
 		out[n].arg1 = w[5];
 		n++;

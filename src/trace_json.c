@@ -4,8 +4,15 @@
  *
  * No kernel counterpart (see trace.c).  What each viewer needs shapes the
  * output:
- * - One category, "stackcap", for every event: DevTools binds a flow event
- *   only to an event of the same cat, pid, tid and ts.
+ * - Tracks: a CPU's, and one per plain pthread (by its Linux tid, which
+ *   its records carry); each track's first slices are written before any
+ *   other and cover the whole trace (sc_js_runs()): DevTools lists only
+ *   tracks with slices, in the order of their first ones, and speedscope
+ *   lines its profiles up by their first and last slices.
+ * - One category, "stackcap", for every event of the protocol, and
+ *   "sched" for the slices of no event (threads on CPUs, tracks' spans):
+ *   DevTools binds a flow event only to an event of the same cat, pid, tid
+ *   and ts.
  * - Duration ("X") slices, since speedscope builds its profiles from them
  *   alone.  A capture is a "stack_save_td" slice on its requester's track,
  *   from CAPTURE_BEGIN to its CAPTURE_DONE (same track, same target); the
@@ -21,8 +28,7 @@
  *   captures of running threads have no slice of their own (their
  *   CAPTURE_DONE is an instant).  Slices of one track must nest for
  *   Perfetto and speedscope: one that would overlap another without
- *   nesting (two plain pthreads capturing at once share a track) is not
- *   drawn, and its events stay instants.
+ *   nesting is not drawn, and its events stay instants.
  * - The flow of an IPI starts on the ts of its wait slice and ends
  *   ("bp":"e") on the ts of its handler slice, same pid/tid.  No other
  *   event may have that ts there, or DevTools may bind the flow to it: the
@@ -31,8 +37,8 @@
  *   opening event was overwritten is not drawn (its closing event, a
  *   CAPTURE_DONE say, stays an instant: clamping it to the start of the
  *   trace would invent a duration), nor a flow whose other end has no slice.
- * - tids start at 1 (cpuN is tid N + 1, plain pthreads tid ncpu + 1): some
- *   Perfetto builds dropped tid 0.
+ * - tids start at 1 (cpuN is tid N + 1, the pthreads' from ncpu + 1):
+ *   some Perfetto builds dropped tid 0.
  * Every event is also an instant ("ph":"i", thread scope) with args
  * event, seq, td, arg0, arg1 and its narrated text.  Slices carry few args
  * (td; a capture's result and depth; a wait's target cpu): speedscope
@@ -48,7 +54,8 @@
 #define SC_JS_CAT	"stackcap"
 
 enum sc_js_kind {
-	SC_JS_CAPTURE, SC_JS_WAIT, SC_JS_HANDLER, SC_JS_SNAPSHOT, SC_JS_ROUND
+	SC_JS_CAPTURE, SC_JS_WAIT, SC_JS_HANDLER, SC_JS_SNAPSHOT, SC_JS_ROUND,
+	SC_JS_RUN, SC_JS_SPAN
 };
 
 static const char *const sc_js_names[] = {
@@ -57,11 +64,17 @@ static const char *const sc_js_names[] = {
 	[SC_JS_HANDLER] = "stack_capture_intr",
 	[SC_JS_SNAPSHOT] = "sc_machine_snapshot",
 	[SC_JS_ROUND] = "snapshot round",
+	[SC_JS_RUN] = "td",
+	[SC_JS_SPAN] = "span",
 };
 
 struct sc_js_slice {
-	size_t		sl_open;	/* the record that opens it */
+	size_t		sl_open;	/* the record that opens it (RUN, SPAN:
+					   none, SC_JS_NOREC) */
 	size_t		sl_close;	/* the record that closes it */
+	uint64_t	sl_t0, sl_t1;	/* its start and end (ns) */
+	int		sl_track;
+	int		sl_tid;		/* RUN: the thread that ran */
 	uint64_t	sl_flow;	/* the IPI id of its flow, 0: none */
 	int		sl_kind;	/* enum sc_js_kind */
 	bool		sl_kept;	/* nests in its track */
@@ -85,18 +98,55 @@ struct sc_js {
 	const struct sc_trace_record *js_recs;
 	size_t		js_n;
 	uint64_t	js_base;	/* earliest ts: the JSON's 0 */
+	uint64_t	js_end;		/* latest ts */
+	int		*js_track;	/* [js_n] a record's track */
+	int		js_ntracks;	/* the CPUs', then the requesters' */
+	int		*js_host;	/* [js_ntracks - ncpu] a requester
+					   track's Linux tid */
 	struct sc_js_slice *js_sl;	/* at most one per opening record */
 	size_t		js_nsl;
 	long		*js_opens;	/* [js_n] slice a record opens, or -1 */
 	long		*js_link;	/* [js_n] next open CAPTURE_BEGIN */
 };
 
-/* The track of an event: its CPU, or one track for plain pthreads. */
+#define SC_JS_NOREC	((size_t)-1)
+
+/* The track of an event: its CPU's, or its plain pthread's. */
 static int
 sc_js_track(const struct sc_js *js, const struct sc_trace_record *r)
 {
-	return (r->cpu == SC_NOCPU || r->cpu < 0 || r->cpu >= js->js_m->m_ncpu ?
-	    js->js_m->m_ncpu : r->cpu);
+	return (js->js_track[r - js->js_recs]);
+}
+
+/*
+ * Give each record its track: a CPU's event is on the CPU's (0..ncpu-1),
+ * a plain pthread's on its own, one a Linux tid, in the order of their
+ * first events.  js_host has room for js_n.
+ */
+static void
+sc_js_tracks(struct sc_js *js)
+{
+	const struct sc_trace_record *r;
+	int ncpu = js->js_m->m_ncpu, k, nreq = 0;
+	size_t i;
+
+	js->js_end = js->js_base;
+	for (i = 0; i < js->js_n; i++) {
+		r = &js->js_recs[i];
+		if (r->ts_ns > js->js_end)
+			js->js_end = r->ts_ns;
+		if (r->cpu >= 0 && r->cpu < ncpu) {
+			js->js_track[i] = r->cpu;
+			continue;
+		}
+		for (k = 0; k < nreq; k++)
+			if (js->js_host[k] == r->host_tid)
+				break;
+		if (k == nreq)
+			js->js_host[nreq++] = r->host_tid;
+		js->js_track[i] = ncpu + k;
+	}
+	js->js_ntracks = ncpu + nreq;
 }
 
 /* The requester's first step once the wait for an answer is over. */
@@ -115,10 +165,89 @@ sc_js_add(struct sc_js *js, size_t open, size_t close, int kind)
 
 	sl->sl_open = open;
 	sl->sl_close = close;
+	sl->sl_t0 = js->js_recs[open].ts_ns;
+	/* A closing event a hair earlier than the opening one (another
+	 * pthread's clock read) closes it at once. */
+	sl->sl_t1 = js->js_recs[close].ts_ns > sl->sl_t0 ?
+	    js->js_recs[close].ts_ns : sl->sl_t0;
+	sl->sl_track = sc_js_track(js, &js->js_recs[open]);
+	sl->sl_tid = 0;
 	sl->sl_kind = kind;
 	sl->sl_flow = 0;
 	sl->sl_kept = false;
 	js->js_opens[open] = (long)js->js_nsl++;
+}
+
+/* A slice of no record's: a thread's run on a CPU, or a track's span. */
+static void
+sc_js_add_span(struct sc_js *js, int track, int kind, int tid, uint64_t t0,
+    uint64_t t1)
+{
+	struct sc_js_slice *sl = &js->js_sl[js->js_nsl++];
+
+	memset(sl, 0, sizeof(*sl));
+	sl->sl_open = sl->sl_close = SC_JS_NOREC;
+	sl->sl_t0 = t0;
+	sl->sl_t1 = t1 > t0 ? t1 : t0;
+	sl->sl_track = track;
+	sl->sl_tid = tid;
+	sl->sl_kind = kind;
+}
+
+/*
+ * Every track's slices of no record, added before any other so that the
+ * viewers list the tracks in order (they take the order of the first
+ * events): on a CPU, the threads that ran, from SWITCH (who ran before
+ * the CPU's first switch is that switch's old thread, or the thread its
+ * first IPI interrupted; a CPU with neither has a span of the trace); on
+ * a requester's track, a span of the trace.  So every track shows, and
+ * every track starts at the trace's start and ends at its end (speedscope
+ * lines its profiles up by their first and last events).
+ */
+static int
+sc_js_runs(struct sc_js *js)
+{
+	const struct sc_trace_record *r;
+	int ncpu = js->js_m->m_ncpu, c, t, *cur;
+	uint64_t *t0;
+	size_t i;
+
+	cur = calloc((size_t)ncpu + 1, sizeof(*cur));
+	t0 = calloc((size_t)ncpu + 1, sizeof(*t0));
+	if (cur == NULL || t0 == NULL) {
+		free(cur);
+		free(t0);
+		return (ENOMEM);
+	}
+	for (c = 0; c < ncpu; c++)
+		t0[c] = js->js_base;
+	for (i = 0; i < js->js_n; i++) {
+		r = &js->js_recs[i];
+		if ((c = js->js_track[i]) >= ncpu)
+			continue;
+		if (r->event != SC_TRACE_SWITCH &&
+		    r->event != SC_TRACE_IPI_RECEIVED)
+			continue;
+		if (cur[c] == 0)
+			cur[c] = r->tid;	/* it ran since the start */
+		if (r->event != SC_TRACE_SWITCH)
+			continue;
+		sc_js_add_span(js, c, SC_JS_RUN, cur[c], t0[c], r->ts_ns);
+		cur[c] = (int)r->arg0;
+		t0[c] = r->ts_ns;
+	}
+	for (c = 0; c < ncpu; c++)
+		if (cur[c] != 0)
+			sc_js_add_span(js, c, SC_JS_RUN, cur[c], t0[c],
+			    js->js_end);
+		else
+			sc_js_add_span(js, c, SC_JS_SPAN, 0, js->js_base,
+			    js->js_end);
+	for (t = ncpu; t < js->js_ntracks; t++)
+		sc_js_add_span(js, t, SC_JS_SPAN, 0, js->js_base, js->js_end);
+	free(cur);
+	free(t0);
+	return (0);
 }
 
 /*
@@ -147,8 +276,8 @@ struct sc_js_open {
 	long	o_handler;	/* IPI_RECEIVED of the handler in progress */
 	long	o_walk;		/* ... its WALK_DONE */
 	long	o_waits;	/* list of the IPI_SENTs of the waits in
-				   progress, one per target (two plain
-				   pthreads share a track) */
+				   progress, one per target (simulated
+				   requesters share their CPU's track) */
 	long	o_captures;	/* list of open CAPTURE_BEGINs */
 	long	o_snapshot;	/* SNAPSHOT_BEGIN of the snapshot in progress */
 	long	o_round;	/* SNAPSHOT_ROUND of its round in progress */
@@ -189,7 +318,7 @@ sc_js_pair(struct sc_js *js, struct sc_js_open *open)
 	struct sc_js_open *o;
 	long b, h, w;
 	size_t i;
-	int t, ntracks = js->js_m->m_ncpu + 1;
+	int t, ntracks = js->js_ntracks;
 
 	for (t = 0; t < ntracks; t++) {
 		o = &open[t];
@@ -275,21 +404,17 @@ sc_js_pair(struct sc_js *js, struct sc_js_open *open)
 			    (size_t)open[t].o_walk, SC_JS_HANDLER);
 }
 
-static uint64_t
-sc_js_start(const struct sc_js *js, const struct sc_js_slice *sl)
+/* By track, then start: the slices of no record, in the order written. */
+static int
+sc_js_span_cmp(const void *a, const void *b)
 {
-	return (js->js_recs[sl->sl_open].ts_ns);
-}
+	const struct sc_js_slice *x = a, *y = b;
 
-/* A closing event a hair earlier than the opening one (another pthread's
- * clock read) closes it at once. */
-static uint64_t
-sc_js_end(const struct sc_js *js, const struct sc_js_slice *sl)
-{
-	uint64_t start = sc_js_start(js, sl);
-	uint64_t end = js->js_recs[sl->sl_close].ts_ns;
-
-	return (end > start ? end : start);
+	if (x->sl_track != y->sl_track)
+		return (x->sl_track < y->sl_track ? -1 : 1);
+	if (x->sl_t0 != y->sl_t0)
+		return (x->sl_t0 < y->sl_t0 ? -1 : 1);
+	return (x->sl_t1 < y->sl_t1 ? -1 : x->sl_t1 > y->sl_t1);
 }
 
 /* By track, then start; the longer first, so a parent precedes its child. */
@@ -325,10 +450,9 @@ sc_js_nest(struct sc_js *js)
 		return (ENOMEM);
 	}
 	for (i = 0; i < js->js_nsl; i++) {
-		keys[i].k_start = sc_js_start(js, &js->js_sl[i]);
-		keys[i].k_end = sc_js_end(js, &js->js_sl[i]);
-		keys[i].k_track = sc_js_track(js,
-		    &js->js_recs[js->js_sl[i].sl_open]);
+		keys[i].k_start = js->js_sl[i].sl_t0;
+		keys[i].k_end = js->js_sl[i].sl_t1;
+		keys[i].k_track = js->js_sl[i].sl_track;
 		keys[i].k_kind = js->js_sl[i].sl_kind;
 		keys[i].k_sl = i;
 	}
@@ -382,12 +506,12 @@ sc_js_flows(struct sc_js *js)
 	}
 	for (i = 0; i < js->js_nsl; i++) {
 		sl = &js->js_sl[i];
-		if (!sl->sl_kept || sl->sl_kind == SC_JS_CAPTURE)
+		if (!sl->sl_kept)
 			continue;
 		if (sl->sl_kind == SC_JS_WAIT)
 			w[nw++] = (struct sc_js_ipi){
 			    js->js_recs[sl->sl_open].arg1, i };
-		else
+		else if (sl->sl_kind == SC_JS_HANDLER)
 			h[nh++] = (struct sc_js_ipi){
 			    js->js_recs[sl->sl_open].arg1, i };
 	}
@@ -402,7 +526,7 @@ sc_js_flows(struct sc_js *js)
 			ws = &js->js_sl[w[i++].ip_sl];
 			hs = &js->js_sl[h[j++].ip_sl];
 			if (ws->sl_flow == 0 && hs->sl_flow == 0 &&
-			    sc_js_start(js, hs) >= sc_js_start(js, ws))
+			    hs->sl_t0 >= ws->sl_t0)
 				ws->sl_flow = hs->sl_flow =
 				    js->js_recs[ws->sl_open].arg1;
 		}
@@ -466,14 +590,14 @@ sc_js_slice(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 {
 	const struct sc_trace_record *open = &js->js_recs[sl->sl_open];
 	const struct sc_trace_record *close = &js->js_recs[sl->sl_close];
-	uint64_t start = sc_js_start(js, sl) - js->js_base;
-	int tid = sc_js_track(js, open) + 1;
+	uint64_t start = sl->sl_t0 - js->js_base;
+	int tid = sl->sl_track + 1;
 
 	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT
 	    "\",\"ph\":\"X\",\"ts\":", sc_js_names[sl->sl_kind]);
 	sc_js_us(fp, start);
 	fprintf(fp, ",\"dur\":");
-	sc_js_us(fp, sc_js_end(js, sl) - sc_js_start(js, sl));
+	sc_js_us(fp, sl->sl_t1 - sl->sl_t0);
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"td\":%d", tid,
 	    open->tid);
 	if (sl->sl_kind == SC_JS_CAPTURE)
@@ -492,27 +616,64 @@ sc_js_slice(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 	fprintf(fp, ",\"pid\":1,\"tid\":%d}", tid);
 }
 
+/* A track's name: "cpuN", or "pthread TID" (its Linux tid). */
+static void
+sc_js_track_name(FILE *fp, const struct sc_js *js, int t)
+{
+	int ncpu = js->js_m->m_ncpu;
+
+	if (t < ncpu)
+		fprintf(fp, "cpu%d", t);
+	else
+		fprintf(fp, "pthread %d", js->js_host[t - ncpu]);
+}
+
+/*
+ * A slice of no record's, in the category "sched": DevTools binds no flow
+ * to it (a flow binds only to an event of its own category), and its
+ * args are none but the thread's.
+ */
+static void
+sc_js_span(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
+{
+	fprintf(fp, ",\n{\"name\":\"");
+	if (sl->sl_kind == SC_JS_RUN)
+		fprintf(fp, "td %d", sl->sl_tid);
+	else
+		sc_js_track_name(fp, js, sl->sl_track);
+	fprintf(fp, "\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":");
+	sc_js_us(fp, sl->sl_t0 - js->js_base);
+	fprintf(fp, ",\"dur\":");
+	sc_js_us(fp, sl->sl_t1 - sl->sl_t0);
+	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{", sl->sl_track + 1);
+	if (sl->sl_kind == SC_JS_RUN)
+		fprintf(fp, "\"td\":%d", sl->sl_tid);
+	fprintf(fp, "}}");
+}
+
 static void
 sc_js_write(FILE *fp, const struct sc_js *js)
 {
 	const struct sc_js_slice *sl;
 	size_t i;
-	int t, ncpu = js->js_m->m_ncpu;
+	int t;
 
 	fprintf(fp, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
 	fprintf(fp, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
 	    "\"tid\":1,\"args\":{\"name\":\"stackcap machine\"}}");
-	for (t = 0; t <= ncpu; t++) {
+	for (t = 0; t < js->js_ntracks; t++) {
 		fprintf(fp, ",\n{\"name\":\"thread_name\",\"ph\":\"M\","
 		    "\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"", t + 1);
-		if (t < ncpu)
-			fprintf(fp, "cpu%d\"}}", t);
-		else
-			fprintf(fp, "plain pthreads\"}}");
+		sc_js_track_name(fp, js, t);
+		fprintf(fp, "\"}}");
 		fprintf(fp, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\","
 		    "\"pid\":1,\"tid\":%d,\"args\":{\"sort_index\":%d}}", t + 1,
 		    t);
 	}
+	/* The slices of no record first, by track (sc_js_runs()). */
+	for (i = 0; i < js->js_nsl; i++)
+		if (js->js_sl[i].sl_open == SC_JS_NOREC && js->js_sl[i].sl_kept)
+			sc_js_span(fp, js, &js->js_sl[i]);
 	/*
 	 * Every event is an instant.  That of an event that opens a slice
 	 * with a flow is written 1 ns late: DevTools binds a flow to the last
@@ -537,8 +698,8 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 	struct sc_trace_record *recs;
 	struct sc_js js;
 	struct sc_js_open *state = NULL;
-	size_t i, n = 0;
-	int error = ENOMEM, ntracks = m->m_ncpu + 1;
+	size_t i, n = 0, nspan;
+	int error = ENOMEM;
 
 	if ((recs = sc__trace_take(m, &n)) == NULL)
 		return (m->m_trace == NULL ? ENOENT : ENOMEM);
@@ -547,15 +708,27 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 	js.js_recs = recs;
 	js.js_n = n;
 	js.js_base = sc__trace_base(recs, n);
-	js.js_sl = calloc(n + 1, sizeof(*js.js_sl));
+	js.js_track = calloc(n + 1, sizeof(*js.js_track));
+	js.js_host = calloc(n + 1, sizeof(*js.js_host));
+	if (js.js_track == NULL || js.js_host == NULL)
+		goto out;
+	sc_js_tracks(&js);
+	/* A slice per opening record, a run per SWITCH and per CPU, a span
+	 * per track. */
+	js.js_sl = calloc(2 * n + 2 * (size_t)js.js_ntracks + 1,
+	    sizeof(*js.js_sl));
 	js.js_opens = calloc(n + 1, sizeof(*js.js_opens));
 	js.js_link = calloc(n + 1, sizeof(*js.js_link));
-	state = calloc((size_t)ntracks, sizeof(*state));
+	state = calloc((size_t)js.js_ntracks + 1, sizeof(*state));
 	if (js.js_sl == NULL || js.js_opens == NULL || js.js_link == NULL ||
 	    state == NULL)
 		goto out;
 	for (i = 0; i < n; i++)
 		js.js_opens[i] = -1;
+	if ((error = sc_js_runs(&js)) != 0)
+		goto out;
+	nspan = js.js_nsl;
+	qsort(js.js_sl, nspan, sizeof(*js.js_sl), sc_js_span_cmp);
 	sc_js_pair(&js, state);
 	if ((error = sc_js_nest(&js)) != 0 || (error = sc_js_flows(&js)) != 0)
 		goto out;
@@ -566,6 +739,8 @@ out:
 	free(js.js_link);
 	free(js.js_opens);
 	free(js.js_sl);
+	free(js.js_host);
+	free(js.js_track);
 	free(recs);
 	return (error);
 }

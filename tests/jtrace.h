@@ -21,6 +21,7 @@ struct jev {
 	const cJSON	*ev;
 	const char	*name;
 	const char	*ph;
+	const char	*cat;
 	double		pid, tid, ts, dur;
 	double		id;		/* flows */
 	int		td;		/* slices: args.td */
@@ -31,7 +32,9 @@ struct jtrace {
 	struct jev	*slices, *flows, *instants;
 	size_t		nslices, nflows, ninstants;
 	double		cpu_tid[8];	/* thread_name "cpuN" -> tid */
-	double		pthread_tid;	/* thread_name "plain pthreads" */
+	int		req_host[16];	/* thread_name "pthread H": H */
+	double		req_tid[16];	/* ... its tid */
+	int		nreq;
 	int		ncpu;
 };
 
@@ -53,38 +56,47 @@ jstr(const cJSON *obj, const char *key)
 	return (cJSON_IsString(v) ? v->valuestring : NULL);
 }
 
-/* How many of evs[0..n) are on (pid, tid) at ts exactly. */
+/* How many of evs[0..n) of category cat are on (pid, tid) at ts exactly. */
 static int
-jcount_at(const struct jev *evs, size_t n, double pid, double tid, double ts)
+jcount_at(const struct jev *evs, size_t n, const char *cat, double pid,
+    double tid, double ts)
 {
 	size_t i;
 	int found = 0;
 
 	for (i = 0; i < n; i++)
-		if (evs[i].pid == pid && evs[i].tid == tid && evs[i].ts == ts)
+		if (evs[i].pid == pid && evs[i].tid == tid && evs[i].ts == ts &&
+		    strcmp(evs[i].cat, cat) == 0)
 			found++;
 	return (found);
 }
 
 /*
- * Parse json and check the rules that make every viewer read it: one
- * category for every event; no tid 0 (some Perfetto builds drop it); a
- * thread_name per track; every flow start and end on the ts of one X slice
- * of its pid/tid and of no other event there (Chrome DevTools binds a flow
- * to an event of the same cat, pid, tid and ts), the end with "bp":"e"; no
- * flow end without its start, and one start and one end per id.
+ * Parse json and check the rules that make every viewer read it: the
+ * protocol's events in one category, "stackcap", and the slices of no
+ * event (threads on CPUs, tracks' spans) in "sched"; no tid 0 (some
+ * Perfetto builds drop it); a thread_name per track, and on each track an
+ * X slice, the first of them in track order (the viewers list tracks in
+ * the order of their first events), and slices from the trace's start to
+ * its end (speedscope lines up its profiles by them); every flow start and
+ * end on the ts of one "stackcap" X slice of its pid/tid and of no other
+ * "stackcap" event there (Chrome DevTools binds a flow to an event of the
+ * same cat, pid, tid and ts), the end with "bp":"e"; no flow end without
+ * its start, and one start and one end per id.
  */
 static void
 jtrace_parse(struct jtrace *jt, const char *json)
 {
 	const cJSON *ev, *evs, *args, *bp;
-	const char *ph, *cat, *the_cat = NULL, *tname;
+	const char *ph, *cat, *tname;
 	struct jev *e;
+	double ntracks = 0, last_first = 0, t0[32], t1[32], end = 0;
 	size_t i, j, n;
-	int cpu, nstart, nend;
+	int cpu, host, nstart, nend, k;
 
 	memset(jt, 0, sizeof(*jt));
-	jt->pthread_tid = -1;
+	for (k = 0; k < 32; k++)
+		t0[k] = t1[k] = -1;
 	for (i = 0; i < 8; i++)
 		jt->cpu_tid[i] = -1;
 	if ((jt->root = cJSON_Parse(json)) == NULL)
@@ -110,9 +122,13 @@ jtrace_parse(struct jtrace *jt, const char *json)
 			if (strcmp(jstr(ev, "name"), "thread_name") != 0 ||
 			    tname == NULL)
 				continue;
-			if (strcmp(tname, "plain pthreads") == 0)
-				jt->pthread_tid = jnum(ev, "tid");
-			else if (sscanf(tname, "cpu%d", &cpu) == 1 &&
+			if (jnum(ev, "tid") > ntracks)
+				ntracks = jnum(ev, "tid");
+			if (sscanf(tname, "pthread %d", &host) == 1 &&
+			    jt->nreq < 16) {
+				jt->req_host[jt->nreq] = host;
+				jt->req_tid[jt->nreq++] = jnum(ev, "tid");
+			} else if (sscanf(tname, "cpu%d", &cpu) == 1 &&
 			    cpu >= 0 && cpu < 8) {
 				jt->cpu_tid[cpu] = jnum(ev, "tid");
 				if (cpu + 1 > jt->ncpu)
@@ -124,11 +140,10 @@ jtrace_parse(struct jtrace *jt, const char *json)
 		if (cat == NULL)
 			fail_msg("%s event \"%s\" has no cat", ph,
 			    jstr(ev, "name"));
-		if (the_cat == NULL)
-			the_cat = cat;
-		else if (strcmp(cat, the_cat) != 0)
-			fail_msg("two categories: \"%s\" and \"%s\"", the_cat,
-			    cat);
+		if (strcmp(cat, "stackcap") != 0 &&
+		    (strcmp(cat, "sched") != 0 || strcmp(ph, "X") != 0))
+			fail_msg("%s event \"%s\" of category \"%s\"", ph,
+			    jstr(ev, "name"), cat);
 		if (strcmp(ph, "X") == 0)
 			e = &jt->slices[jt->nslices++];
 		else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0)
@@ -137,6 +152,7 @@ jtrace_parse(struct jtrace *jt, const char *json)
 			e = &jt->instants[jt->ninstants++];
 		e->ev = ev;
 		e->ph = ph;
+		e->cat = cat;
 		e->name = jstr(ev, "name");
 		e->pid = jnum(ev, "pid");
 		e->tid = jnum(ev, "tid");
@@ -145,19 +161,39 @@ jtrace_parse(struct jtrace *jt, const char *json)
 			e->dur = jnum(ev, "dur");
 			assert_true(e->dur >= 0);
 			args = cJSON_GetObjectItemCaseSensitive(ev, "args");
-			e->td = (int)jnum(args, "td");
+			if (strcmp(cat, "stackcap") == 0 || cJSON_HasObjectItem(
+			    args, "td"))
+				e->td = (int)jnum(args, "td");
+			k = (int)e->tid;
+			assert_true(k >= 1 && k < 32);
+			if (t0[k] < 0) {
+				/* A track's first slice: tracks in order. */
+				if (k < last_first)
+					fail_msg("track %d's first slice after "
+					    "track %.0f's", k, last_first);
+				last_first = k;
+				t0[k] = e->ts;
+			}
+			if (e->ts + e->dur > t1[k])
+				t1[k] = e->ts + e->dur;
+			if (t1[k] > end)
+				end = t1[k];
 		} else if (ph[0] == 's' || ph[0] == 'f')
 			e->id = jnum(ev, "id");
 	}
 	assert_true(jt->ncpu >= 1);
 	for (cpu = 0; cpu < jt->ncpu; cpu++)
 		assert_true(jt->cpu_tid[cpu] > 0);
-	assert_true(jt->pthread_tid > 0);
+	/* ts + dur rounds: a sub-ns slack. */
+	for (k = 1; k <= (int)ntracks && k < 32; k++)
+		if (t0[k] != 0 || t1[k] < end - 0.0005)
+			fail_msg("track %d: slices from %.3f to %.3f, the "
+			    "trace from 0 to %.3f", k, t0[k], t1[k], end);
 	for (i = 0; i < jt->nflows; i++) {
 		e = &jt->flows[i];
-		if (jcount_at(jt->slices, jt->nslices, e->pid, e->tid,
-		    e->ts) != 1 || jcount_at(jt->instants, jt->ninstants,
-		    e->pid, e->tid, e->ts) != 0)
+		if (jcount_at(jt->slices, jt->nslices, "stackcap", e->pid,
+		    e->tid, e->ts) != 1 || jcount_at(jt->instants,
+		    jt->ninstants, "stackcap", e->pid, e->tid, e->ts) != 0)
 			fail_msg("flow %s %.0f at ts %.3f tid %.0f: not one X "
 			    "slice and nothing else there", e->ph, e->id, e->ts,
 			    e->tid);
@@ -193,21 +229,28 @@ jtrace_free(struct jtrace *jt)
 	free(jt->instants);
 }
 
-/* The JSON tid of the track of a record's cpu. */
+/* The JSON tid of the track of a record: its CPU's, or its pthread's. */
 static double
-jtrace_track(const struct jtrace *jt, int cpu)
+jtrace_track(const struct jtrace *jt, const struct sc_trace_record *r)
 {
-	if (cpu == SC_NOCPU)
-		return (jt->pthread_tid);
-	assert_true(cpu >= 0 && cpu < jt->ncpu);
-	return (jt->cpu_tid[cpu]);
+	int k;
+
+	if (r->cpu == SC_NOCPU) {
+		for (k = 0; k < jt->nreq; k++)
+			if (jt->req_host[k] == r->host_tid)
+				return (jt->req_tid[k]);
+		fail_msg("no track \"pthread %d\"", r->host_tid);
+	}
+	assert_true(r->cpu >= 0 && r->cpu < jt->ncpu);
+	return (jt->cpu_tid[r->cpu]);
 }
 
-/* How many X slices named `name` about td are on the track of cpu. */
+/* How many X slices named `name` about td are on the track of r. */
 static int
-jtrace_count(const struct jtrace *jt, const char *name, int cpu, int td)
+jtrace_count(const struct jtrace *jt, const char *name,
+    const struct sc_trace_record *r, int td)
 {
-	double tid = jtrace_track(jt, cpu);
+	double tid = jtrace_track(jt, r);
 	size_t i;
 	int n = 0;
 
@@ -257,10 +300,20 @@ recs_next(const struct sc_trace_record *recs, size_t from, size_t n,
 	return (from);
 }
 
+/* Are two records on one track: one CPU, or one plain pthread? */
+static bool
+recs_same_track(const struct sc_trace_record *a,
+    const struct sc_trace_record *b)
+{
+	return (a->cpu == b->cpu && (a->cpu != SC_NOCPU ||
+	    a->host_tid == b->host_tid));
+}
+
 /*
  * Does the capture that ends at recs[i] overlap another capture on its
- * track without nesting?  Two plain pthreads that capture at once share a
- * track, and such a capture is not drawn (trace_json.c).
+ * track without nesting?  Such a capture is not drawn (trace_json.c).
+ * Each plain pthread has a track of its own, so only a requester that is a
+ * simulated thread, switched out in mid-capture, can have one.
  */
 static bool
 recs_capture_clashes(const struct sc_trace_record *recs, size_t n, size_t i)
@@ -271,11 +324,12 @@ recs_capture_clashes(const struct sc_trace_record *recs, size_t n, size_t i)
 		return (false);
 	for (b = i; b-- > 0;)
 		if (recs[b].event == SC_TRACE_CAPTURE_BEGIN &&
-		    recs[b].cpu == recs[i].cpu && recs[b].tid == recs[i].tid)
+		    recs_same_track(&recs[b], &recs[i]) &&
+		    recs[b].tid == recs[i].tid)
 			break;
 	for (k = 0; k < n; k++) {
 		if (k == b || recs[k].event != SC_TRACE_CAPTURE_BEGIN ||
-		    recs[k].cpu != recs[i].cpu)
+		    !recs_same_track(&recs[k], &recs[i]))
 			continue;
 		d = recs_next(recs, k + 1, n, SC_TRACE_CAPTURE_DONE,
 		    recs[k].cpu, recs[k].tid);
@@ -311,7 +365,7 @@ jtrace_check_records(const struct jtrace *jt,
 			ncaptures++;
 			if (recs_capture_clashes(recs, n, i))
 				break;
-			if (jtrace_count(jt, "stack_save_td", recs[i].cpu,
+			if (jtrace_count(jt, "stack_save_td", &recs[i],
 			    recs[i].tid) < 1)
 				fail_msg("capture of td %d: no slice",
 				    recs[i].tid);
@@ -321,7 +375,7 @@ jtrace_check_records(const struct jtrace *jt,
 			    recs[i].cpu, recs[i].tid))
 				break;
 			if (jtrace_count(jt, "stack_capture_intr",
-			    recs[i].cpu, recs[i].tid) < 1)
+			    &recs[i], recs[i].tid) < 1)
 				fail_msg("handler on cpu%d: no slice",
 				    recs[i].cpu);
 			break;

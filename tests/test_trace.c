@@ -223,7 +223,7 @@ test_json_parses_and_links_ipis(void **state)
 			if (strcmp(name->valuestring, "IPI_RECEIVED") == 0)
 				nrecv++;
 		}
-		/* One track per CPU plus one for plain pthreads, a name. */
+		/* A track per CPU and per plain pthread, a name each. */
 		assert_true(nmeta >= 3);
 		assert_true(nsent >= 1);
 		assert_int_equal(nrecv, nsent);
@@ -251,6 +251,42 @@ test_json_viewer_rules(void **state)
 		jtrace_free(&jt);
 		free_outputs(&o);
 	}
+}
+
+/*
+ * Two plain pthreads that capture at once: a track each, named by its
+ * Linux tid (the records carry it; a CPU's carry 0), and both captures
+ * and both IPIs drawn.  They shared one track before, where the second
+ * capture overlapped the first without nesting and was not drawn.
+ */
+static void
+test_json_requester_tracks(void **state)
+{
+	struct jtrace jt;
+	struct outputs o;
+	size_t i;
+	int nsave = 0, nflows = 0;
+
+	run_traced("capture-parallel", &o);
+	for (i = 0; i < o.nrecs; i++)
+		if ((o.recs[i].cpu == SC_NOCPU) != (o.recs[i].host_tid != 0))
+			fail_msg("record %zu (%s, cpu %d): host_tid %d", i,
+			    sc_trace_event_name(o.recs[i].event),
+			    o.recs[i].cpu, o.recs[i].host_tid);
+	jtrace_parse(&jt, o.json);
+	assert_int_equal(jt.nreq, 2);
+	assert_true(jt.req_host[0] != jt.req_host[1]);
+	for (i = 0; i < jt.nslices; i++)
+		if (strcmp(jt.slices[i].name, "stack_save_td") == 0)
+			nsave++;
+	for (i = 0; i < jt.nflows; i++)
+		if (jt.flows[i].ph[0] == 's')
+			nflows++;
+	assert_int_equal(nsave, 2);
+	assert_int_equal(nflows, 2);
+	(void)jtrace_check_records(&jt, o.recs, o.nrecs);
+	jtrace_free(&jt);
+	free_outputs(&o);
 }
 
 /*
@@ -460,6 +496,7 @@ main(void)
 		cmocka_unit_test(test_json_parses_and_links_ipis),
 		cmocka_unit_test(test_json_viewer_rules),
 		cmocka_unit_test(test_json_after_wrap),
+		cmocka_unit_test(test_json_requester_tracks),
 		cmocka_unit_test(test_records_pair_ipis),
 		cmocka_unit_test(test_trace_off),
 		cmocka_unit_test(test_ring_wraps_and_clears),

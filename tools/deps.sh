@@ -8,21 +8,38 @@ SC_PACKAGES=(build-essential gcc clang llvm libclang-rt-14-dev cmake pkg-config
 	libcmocka-dev libunwind-dev libcjson-dev python3 doxygen spin mandoc
 	librsvg2-bin elfutils)
 
-# The packages of SC_PACKAGES that are not installed, one a line.
+# What only the tests need beside: Chromium for the trace viewer's test
+# (tests/trace_viewer/), and Node.js with npm for its puppeteer-core, unless
+# a node and an npm are there already (a Node.js not from Debian conflicts
+# with Debian's npm).
+SC_TEST_PACKAGES=(chromium)
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	SC_TEST_PACKAGES+=(nodejs npm)
+fi
+
+# The packages of SC_PACKAGES (and, with "test", SC_TEST_PACKAGES) that are
+# not installed, one a line.
 sc_missing_deps() {
-	local pkg
-	for pkg in "${SC_PACKAGES[@]}"; do
+	local pkg pkgs=("${SC_PACKAGES[@]}")
+	if [ "${1:-}" = test ]; then
+		pkgs+=("${SC_TEST_PACKAGES[@]}")
+	fi
+	for pkg in "${pkgs[@]}"; do
 		dpkg-query -W -f='${Status}\n' "$pkg" 2>/dev/null |
 		    grep -qx 'install ok installed' || echo "$pkg"
 	done
 }
 
+# sc_install_deps [test]: with "test", the tests' packages too.
 sc_install_deps() {
-	local sudo="" missing
+	local sudo="" missing pkgs=("${SC_PACKAGES[@]}")
+	if [ "${1:-}" = test ]; then
+		pkgs+=("${SC_TEST_PACKAGES[@]}")
+	fi
 	if command -v dpkg-query >/dev/null; then
-		missing=$(sc_missing_deps)
+		missing=$(sc_missing_deps "${1:-}")
 		if [ -z "$missing" ]; then
-			echo "deps: the ${#SC_PACKAGES[@]} packages are installed;" \
+			echo "deps: the ${#pkgs[@]} packages are installed;" \
 			    "no apt-get"
 			return 0
 		fi
@@ -33,5 +50,20 @@ sc_install_deps() {
 	fi
 	export DEBIAN_FRONTEND=noninteractive
 	$sudo apt-get update || return
-	$sudo apt-get install -y --no-install-recommends "${SC_PACKAGES[@]}"
+	$sudo apt-get install -y --no-install-recommends "${pkgs[@]}"
+}
+
+# puppeteer-core for tests/trace_viewer/, at the version of its
+# package-lock.json; nothing (no network) when that version is installed.
+sc_install_viewer() {
+	local dir=tests/trace_viewer want have
+	want=$(sed -n '/"node_modules\/puppeteer-core"/,/}/s/.*"version": "\(.*\)".*/\1/p' \
+	    "$dir/package-lock.json")
+	have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' \
+	    "$dir/node_modules/puppeteer-core/package.json" 2>/dev/null || true)
+	if [ -n "$want" ] && [ "$want" = "$have" ]; then
+		echo "deps: puppeteer-core $have is installed; no npm"
+		return 0
+	fi
+	(cd "$dir" && npm ci --no-audit --no-fund --prefer-offline)
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The README's test command: install what is needed (nothing when every
-# package of tools/deps.sh is installed: then no root and no network), then
+# package of tools/deps.sh, the tests' ones with them, and the trace
+# viewer's puppeteer-core are installed: then no root and no network), then
 # build and run the whole test suite in the default (gcc) and asan
 # (ASan+UBSan) presets, and the protocol tests under TSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/deps.sh
-sc_install_deps
+sc_install_deps test
+sc_install_viewer
 echo "=== style"
 bash tools/check_style.sh
 jobs=$(nproc)
