@@ -326,6 +326,7 @@ sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt)
 	atomic_init(&mx->mx_waiters, 0);
 	atomic_init(&mx->mx_futex, 0);
 	atomic_init(&mx->mx_want, 0);
+	atomic_init(&mx->mx_want_age, 0);
 	mx->mx_name = name;
 	mx->mx_waitcnt = waitcnt;
 }
@@ -337,8 +338,16 @@ sc__mtx_init(struct sc_mtx *mx, const char *name, uint64_t *waitcnt)
  * a woken waiter's CPU runs it, again and again.  So a waiter that was
  * woken and still lost reserves the lock (mx_want, one waiter at a time):
  * only it may take it next, and it takes it at the next unlock, which
- * finds it waiting.  A waiter waits through at most one barging locker
- * plus the reservations queued before it.
+ * finds it waiting.  One reservation is not a queue: waiters that loop
+ * (simulated threads that take the lock again and again) can pass it
+ * among themselves while a slower one (a plain pthread, woken only when
+ * its futex word moves) finds it taken at each of its tries; in a
+ * deterministic run the default schedule repeated that for 50 million
+ * steps (fuzz/corpus/machine/join-starved-by-simcap).  So a waiter that
+ * has lost more often than the reserver, by two, takes the reservation
+ * over (sc_mtx_reserve()): the losses of every waiter grow while it
+ * waits, so the one that waited longest gets the lock.  Only the owner
+ * CAS decides who holds mx; a reservation decides only who may try.
  */
 static bool
 sc_mtx_try(struct sc_mtx *mx, uintptr_t self)
@@ -355,20 +364,32 @@ sc_mtx_try(struct sc_mtx *mx, uintptr_t self)
 	return (true);
 }
 
-/* A woken waiter lost mx: reserve it, unless another waiter has. */
+/*
+ * A woken waiter lost mx for the losses-th time: reserve it, unless
+ * another waiter has that lost as often or nearly (see sc_mtx_try()).
+ */
 static void
-sc_mtx_reserve(struct sc_mtx *mx, uintptr_t self)
+sc_mtx_reserve(struct sc_mtx *mx, uintptr_t self, uint32_t losses)
 {
-	uintptr_t zero = 0;
+	uintptr_t want = 0;
 
-	(void)atomic_compare_exchange_strong(&mx->mx_want, &zero, self);
+	if (atomic_compare_exchange_strong(&mx->mx_want, &want, self) ||
+	    want == self) {
+		atomic_store(&mx->mx_want_age, losses);
+		return;
+	}
+	if (losses <= atomic_load(&mx->mx_want_age) + 1)
+		return;
+	/* A race with another taker only changes who waits next. */
+	if (atomic_compare_exchange_strong(&mx->mx_want, &want, self))
+		atomic_store(&mx->mx_want_age, losses);
 }
 
 void
 sc__mtx_lock(struct sc_mtx *mx)
 {
 	uintptr_t self = sc__owner_self();
-	uint32_t seq;
+	uint32_t seq, losses = 0;
 
 	/* Checked before the fast path too: whether it sleeps is luck. */
 	SC_KASSERT(sc__spin_held_count() == 0, ,
@@ -403,7 +424,7 @@ sc__mtx_lock(struct sc_mtx *mx)
 		}
 		if (sc_mtx_try(mx, sc__owner_self()))
 			return;
-		sc_mtx_reserve(mx, sc__owner_self());
+		sc_mtx_reserve(mx, sc__owner_self(), ++losses);
 	}
 }
 

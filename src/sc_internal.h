@@ -126,6 +126,7 @@ struct sc_mtx {
 	_Atomic uint32_t mx_futex; /* (a) bumped at each contended unlock */
 	_Atomic uintptr_t mx_want;	/* (a) owner token of the waiter the
 					   lock is reserved for, 0 = none */
+	_Atomic uint32_t mx_want_age;	/* (a) how often that waiter lost */
 	const char	*mx_name;	/* (c) */
 	uint64_t	*mx_waitcnt;	/* (c) counter of contended locks, or
 					   NULL */
