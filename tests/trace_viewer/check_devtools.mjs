@@ -71,14 +71,20 @@ const args = ['--no-sandbox', '--disable-gpu', '--disable-quic',
   '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'];
 const dir = mkdtempSync(join(tmpdir(), 'sc-devtools-'));
+// Bounds far above a quiet machine's (Chromium starts in about a second):
+// a loaded host (ctest -j, a fuzzer beside) is slow, not broken; ctest's
+// TIMEOUT bounds the whole.
+const BOUND_MS = 150 * 1000;
 const browser = await puppeteer.launch({ executablePath: chromium,
-  headless: true, args, userDataDir: join(dir, 'profile') });
+  headless: true, args, userDataDir: join(dir, 'profile'),
+  timeout: BOUND_MS, protocolTimeout: BOUND_MS });
 let failed = 0;
 const fail = (scn, what) => { console.error(`${scn}: ${what}`); failed++; };
 try {
   const page = await browser.newPage();
+  page.setDefaultTimeout(BOUND_MS);
   await page.goto('devtools://devtools/bundled/devtools_app.html',
-      { waitUntil: 'load' });
+      { waitUntil: 'load', timeout: BOUND_MS });
   for (const scn of scenarios) {
     const file = join(dir, `${scn}.json`);
     execFileSync(demo, ['--scenario', scn, '--json', file],
