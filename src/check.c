@@ -207,6 +207,9 @@ sc_chk_run(struct sc_chk_ctx *x, uint64_t seed, int pct, bool *failed)
 	x->x_why[0] = '\0';
 	cfg.seed = seed;
 	cfg.sim_pct_depth = pct;
+	c->c_seed = seed;
+	c->c_pct = pct;
+	c->c_sched = cfg.sched;
 	atomic_store(&sc__chk_cur, c);
 	rc = x->x_body(&cfg, x->x_arg);
 	atomic_store(&sc__chk_cur, NULL);
@@ -214,7 +217,8 @@ sc_chk_run(struct sc_chk_ctx *x, uint64_t seed, int pct, bool *failed)
 	if (atomic_load(&c->c_machines) == 0) {
 		snprintf(x->x_why, sizeof(x->x_why), "the body made no "
 		    "deterministic machine: it must make its machines from the "
-		    "cfg it is given, with cfg.seed kept");
+		    "cfg it is given, with cfg.seed kept, or with seed 0 (they "
+		    "take the run's)");
 		return (EINVAL);
 	}
 	if (c->c_overflow) {

@@ -373,6 +373,7 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	struct sc_machine_config full, *cfg = &full;
 	struct sc_machine *m;
 	struct sc_pcpu *pc;
+	struct sc_chk *chk;
 	const char *why;
 	char name[32];
 	uint64_t deadline;
@@ -398,9 +399,17 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 		cfg->mistakes |= SC_MISTAKE_HOLD_THREAD_LOCK;
 	/* STACKCAP_SEED replaces cfg.seed: any test replays in
 	 * deterministic mode without a rebuild.  Not under sc_check(),
-	 * which gives each run its own. */
-	if (atomic_load(&sc__chk_cur) == NULL)
+	 * which gives each run its own: there a machine of seed 0 (a
+	 * test's own fixture, made with sc_machine_config_init()) takes the
+	 * run's seed, PCT depth and scheduler, so that an existing test runs
+	 * under the check unchanged (tests/test_check_suite.c). */
+	if ((chk = atomic_load(&sc__chk_cur)) == NULL)
 		(void)sc__env_seed(&cfg->seed);
+	else if (cfg->seed == 0) {
+		cfg->seed = chk->c_seed;
+		cfg->sim_pct_depth = chk->c_pct;
+		cfg->sched = chk->c_sched;
+	}
 	if ((why = sc_config_check(cfg)) != NULL) {
 		sc_create_why = why;
 		return (EINVAL);

@@ -121,8 +121,11 @@ struct sc_check_result {
  * them, and returns 0 when the run held.  A KASSERT is a failure too, and
  * so is a run that never ends (the deterministic mode's step bound).
  * Machines made one after another share the run's schedule; a body must
- * make at least one.  It must return: a CMocka assertion that long-jumps
- * out of it leaves the search broken.
+ * make at least one.  A machine of seed 0 made in a run (a test's own
+ * fixture, from sc_machine_config_init()) takes the run's seed, PCT
+ * depth and scheduler.  It must return: a CMocka assertion that long-jumps
+ * out of it leaves the search broken, but a whole CMocka group run inside
+ * it (its failures the verdict) is a body (tests/test_check_suite.c).
  */
 typedef int sc_check_body(const struct sc_machine_config *cfg, void *arg);
 
