@@ -15,15 +15,8 @@
  * Lanes are columns: one per CPU, with the slices of the threads that ran
  * there (from SWITCH: who ran before a CPU's first switch is that
  * switch's old thread, or its idle thread), and one per requester on a
- * plain pthread.  The trace does not name a plain pthread, so a requester
- * lane is a chain of captures: a capture (CAPTURE_BEGIN to CAPTURE_DONE of
- * its target) or a snapshot takes the first lane with nothing open, and
- * a requester's step goes to the lane of its target's open capture (or of
- * the open snapshot).  Requesters that capture one after the other share a
- * lane; captures that overlap get a lane each, but those that begin while
- * a snapshot is open are the snapshot's own walks of the threads that do
- * not run.  A requester that is a
- * simulated thread draws on its CPU's lane.
+ * plain pthread, by the Linux tid that its records carry (host_tid).  A
+ * requester that is a simulated thread draws on its CPU's lane.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,86 +26,25 @@
 #include "sc_internal.h"
 #include "trace_svg.h"
 
-/* The first requester lane with nothing open, a new one, or the last. */
-static int
-sc_svg_req_free(struct sc_svg *sv)
-{
-	int i;
-
-	for (i = 0; i < sv->sv_nreq; i++)
-		if (sv->sv_req[i].rq_nopen == 0 && !sv->sv_req[i].rq_snap)
-			return (i);
-	if (sv->sv_nreq < SV_MAXREQ)
-		return (sv->sv_nreq++);
-	return (SV_MAXREQ - 1);
-}
-
-/* The requester lane of target tid's open capture, of the open snapshot,
- * or the last one used. */
-static int
-sc_svg_req_of(struct sc_svg *sv, int tid)
-{
-	int i, j;
-
-	for (i = 0; i < sv->sv_nreq; i++)
-		for (j = 0; j < sv->sv_req[i].rq_nopen; j++)
-			if (sv->sv_req[i].rq_open[j] == tid)
-				return (i);
-	for (i = 0; i < sv->sv_nreq; i++)
-		if (sv->sv_req[i].rq_snap)
-			return (i);
-	if (sv->sv_nreq == 0)
-		sv->sv_nreq = 1;
-	return (sv->sv_last_req);
-}
-
-static void
-sc_svg_req_close(struct sc_svg_req *rq, int tid)
-{
-	int j;
-
-	for (j = 0; j < rq->rq_nopen; j++)
-		if (rq->rq_open[j] == tid) {
-			rq->rq_open[j] = rq->rq_open[--rq->rq_nopen];
-			return;
-		}
-}
-
-/* Requester lane number q is lane ncpu + q. */
+/*
+ * Requester lane number q is lane ncpu + q: one per plain pthread, by the
+ * Linux tid its records carry, in the order of their first events (past
+ * SV_MAXREQ, the last lane takes the rest).
+ */
 static int
 sc_svg_req_lane(struct sc_svg *sv, const struct sc_trace_record *r)
 {
-	struct sc_svg_req *rq;
 	int q;
 
-	switch (r->event) {
-	case SC_TRACE_CAPTURE_BEGIN:
-		/* A snapshot walks the threads it lists that do not run. */
-		for (q = 0; q < sv->sv_nreq; q++)
-			if (sv->sv_req[q].rq_snap)
-				break;
-		if (q == sv->sv_nreq)
-			q = sc_svg_req_free(sv);
-		rq = &sv->sv_req[q];
-		if (rq->rq_nopen < SV_REQ_OPEN)
-			rq->rq_open[rq->rq_nopen++] = r->tid;
-		break;
-	case SC_TRACE_SNAPSHOT_BEGIN:
-		q = sc_svg_req_free(sv);
-		sv->sv_req[q].rq_snap = true;
-		break;
-	case SC_TRACE_CAPTURE_DONE:
-		q = sc_svg_req_of(sv, r->tid);
-		sc_svg_req_close(&sv->sv_req[q], r->tid);
-		break;
-	case SC_TRACE_SNAPSHOT_DONE:
-		q = sc_svg_req_of(sv, -1);
-		sv->sv_req[q].rq_snap = false;
-		break;
-	default:
-		q = sc_svg_req_of(sv, r->tid);
+	for (q = 0; q < sv->sv_nreq; q++)
+		if (sv->sv_req[q].rq_host == r->host_tid)
+			break;
+	if (q == sv->sv_nreq) {
+		if (sv->sv_nreq < SV_MAXREQ)
+			sv->sv_req[sv->sv_nreq++].rq_host = r->host_tid;
+		else
+			q = SV_MAXREQ - 1;
 	}
-	sv->sv_last_req = q;
 	return (sv->sv_ncpu + q);
 }
 

@@ -14,13 +14,10 @@
 #include "stackcap.h"
 
 #define SV_MAXREQ	8	/* requester lanes; more share the last */
-#define SV_REQ_OPEN	8	/* captures open at once in one lane */
 
-/* A requester lane while the rows are assigned. */
+/* A requester lane: a plain pthread's. */
 struct sc_svg_req {
-	int		rq_open[SV_REQ_OPEN]; /* targets of open captures */
-	int		rq_nopen;
-	bool		rq_snap;	/* a snapshot is open */
+	int		rq_host;	/* its Linux tid */
 };
 
 struct sc_svg_name {
@@ -58,7 +55,6 @@ struct sc_svg {
 	int		sv_ncpu;	/* lanes 0..ncpu-1 are the CPUs */
 	int		sv_nreq;	/* then the requester lanes */
 	struct sc_svg_req	sv_req[SV_MAXREQ];
-	int		sv_last_req;
 	int		*sv_lane;	/* [n] a record's lane, -1: no row */
 	size_t		*sv_rowrec;	/* [nrows] the record of each row */
 	size_t		sv_nrows;
