@@ -662,6 +662,7 @@ struct sc_trace_record *sc__trace_take(struct sc_machine *m, size_t *np);
 uint64_t sc__trace_base(const struct sc_trace_record *recs, size_t n);
 bool	sc__trace_capture_step(int event);
 bool	sc__trace_snapshot_step(int event);
+int	sc__trace_requester(int *hosts, int *n, int max, int host_tid);
 void	sc__trace_narrate(const struct sc_trace_record *r, char *buf,
 	    size_t len);
 /* Record an event if the trace is on: one predictable branch when off. */

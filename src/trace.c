@@ -451,6 +451,26 @@ sc__trace_snapshot_step(int event)
 }
 
 /*
+ * The requester (a plain pthread) whose Linux tid is host_tid, as an
+ * index into hosts[0..*n): the viewers give each one a track, in the order
+ * of their first events.  A new one is added while *n < max; past that,
+ * the last (max - 1) takes the rest.
+ */
+int
+sc__trace_requester(int *hosts, int *n, int max, int host_tid)
+{
+	int q;
+
+	for (q = 0; q < *n; q++)
+		if (hosts[q] == host_tid)
+			return (q);
+	if (*n == max)
+		return (max - 1);
+	hosts[(*n)++] = host_tid;
+	return (q);
+}
+
+/*
  * The earliest timestamp of recs[0..n), the outputs' time 0.  Not always
  * recs[0]'s: a writer reads the clock before it takes its sequence number,
  * so one delayed in between (preempted, or interrupted by an IPI handler

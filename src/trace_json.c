@@ -127,7 +127,7 @@ static void
 sc_js_tracks(struct sc_js *js)
 {
 	const struct sc_trace_record *r;
-	int ncpu = js->js_m->m_ncpu, k, nreq = 0;
+	int ncpu = js->js_m->m_ncpu, nreq = 0;
 	size_t i;
 
 	js->js_end = js->js_base;
@@ -135,16 +135,11 @@ sc_js_tracks(struct sc_js *js)
 		r = &js->js_recs[i];
 		if (r->ts_ns > js->js_end)
 			js->js_end = r->ts_ns;
-		if (r->cpu >= 0 && r->cpu < ncpu) {
+		if (r->cpu >= 0 && r->cpu < ncpu)
 			js->js_track[i] = r->cpu;
-			continue;
-		}
-		for (k = 0; k < nreq; k++)
-			if (js->js_host[k] == r->host_tid)
-				break;
-		if (k == nreq)
-			js->js_host[nreq++] = r->host_tid;
-		js->js_track[i] = ncpu + k;
+		else
+			js->js_track[i] = ncpu + sc__trace_requester(
+			    js->js_host, &nreq, (int)js->js_n, r->host_tid);
 	}
 	js->js_ntracks = ncpu + nreq;
 }
@@ -698,7 +693,7 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 	struct sc_trace_record *recs;
 	struct sc_js js;
 	struct sc_js_open *state = NULL;
-	size_t i, n = 0, nspan;
+	size_t i, n = 0;
 	int error = ENOMEM;
 
 	if ((recs = sc__trace_take(m, &n)) == NULL)
@@ -727,8 +722,7 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 		js.js_opens[i] = -1;
 	if ((error = sc_js_runs(&js)) != 0)
 		goto out;
-	nspan = js.js_nsl;
-	qsort(js.js_sl, nspan, sizeof(*js.js_sl), sc_js_span_cmp);
+	qsort(js.js_sl, js.js_nsl, sizeof(*js.js_sl), sc_js_span_cmp);
 	sc_js_pair(&js, state);
 	if ((error = sc_js_nest(&js)) != 0 || (error = sc_js_flows(&js)) != 0)
 		goto out;

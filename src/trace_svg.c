@@ -34,18 +34,8 @@
 static int
 sc_svg_req_lane(struct sc_svg *sv, const struct sc_trace_record *r)
 {
-	int q;
-
-	for (q = 0; q < sv->sv_nreq; q++)
-		if (sv->sv_req[q].rq_host == r->host_tid)
-			break;
-	if (q == sv->sv_nreq) {
-		if (sv->sv_nreq < SV_MAXREQ)
-			sv->sv_req[sv->sv_nreq++].rq_host = r->host_tid;
-		else
-			q = SV_MAXREQ - 1;
-	}
-	return (sv->sv_ncpu + q);
+	return (sv->sv_ncpu + sc__trace_requester(sv->sv_req_host,
+	    &sv->sv_nreq, SV_MAXREQ, r->host_tid));
 }
 
 /* A record's lane, or -1 for one that has no row (STATE). */

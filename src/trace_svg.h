@@ -15,11 +15,6 @@
 
 #define SV_MAXREQ	8	/* requester lanes; more share the last */
 
-/* A requester lane: a plain pthread's. */
-struct sc_svg_req {
-	int		rq_host;	/* its Linux tid */
-};
-
 struct sc_svg_name {
 	int		nm_tid;
 	bool		nm_idle;	/* a CPU's idle thread */
@@ -54,7 +49,8 @@ struct sc_svg {
 	const char	*sv_title;	/* or NULL */
 	int		sv_ncpu;	/* lanes 0..ncpu-1 are the CPUs */
 	int		sv_nreq;	/* then the requester lanes */
-	struct sc_svg_req	sv_req[SV_MAXREQ];
+	int		sv_req_host[SV_MAXREQ]; /* their plain pthreads'
+					   Linux tids */
 	int		*sv_lane;	/* [n] a record's lane, -1: no row */
 	size_t		*sv_rowrec;	/* [nrows] the record of each row */
 	size_t		sv_nrows;
