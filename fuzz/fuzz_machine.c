@@ -265,6 +265,15 @@ fm_simcap(struct fm_slot *s)
 	return (error != -1);
 }
 
+/* A slot told to SIMCAP is told to spin instead: true if it was told. */
+static bool
+fm_stop_simcap(struct fm_slot *s)
+{
+	int cmd = CMD_CAPTURE;
+
+	return (atomic_compare_exchange_strong(&s->cmd, &cmd, CMD_SPIN));
+}
+
 static SC_NOIPA void
 fm_body(struct fm_slot *s)
 {
@@ -283,8 +292,7 @@ fm_body(struct fm_slot *s)
 			/* Again and again, until told or the target goes. */
 			atomic_store(&s->capbusy, 1);
 			if (!fm_simcap(s))
-				atomic_compare_exchange_strong(&s->cmd, &cmd,
-				    CMD_SPIN);
+				(void)fm_stop_simcap(s);
 			atomic_store(&s->capbusy, 0);
 			sc_maybe_yield();
 		} else
@@ -324,14 +332,11 @@ static void (*const fm_chains[3])(void *) = { fm_chain0, fm_chain1,
 static void
 fm_quiesce(void)
 {
-	int i, cmd;
+	int i;
 
-	for (i = 0; i < MAX_THREADS; i++) {
-		cmd = CMD_CAPTURE;
+	for (i = 0; i < MAX_THREADS; i++)
 		if (fm.slot[i].td != NULL)
-			atomic_compare_exchange_strong(&fm.slot[i].cmd, &cmd,
-			    CMD_SPIN);
-	}
+			(void)fm_stop_simcap(&fm.slot[i]);
 }
 
 /*
@@ -388,9 +393,7 @@ fm_check_simcap(struct fm_slot *s)
 static void
 fm_wake(struct fm_slot *s)
 {
-	int cmd = CMD_CAPTURE;
-
-	if (atomic_compare_exchange_strong(&s->cmd, &cmd, CMD_SPIN))
+	if (fm_stop_simcap(s))
 		FM_WAIT(atomic_load(&s->capbusy) == 0, "simcap");
 	fm_check_simcap(s);
 	if (atomic_load(&s->cmd) != CMD_SLEEP)

@@ -207,9 +207,7 @@ sc_chk_run(struct sc_chk_ctx *x, uint64_t seed, int pct, bool *failed)
 	x->x_why[0] = '\0';
 	cfg.seed = seed;
 	cfg.sim_pct_depth = pct;
-	c->c_seed = seed;
-	c->c_pct = pct;
-	c->c_sched = cfg.sched;
+	c->c_cfg = &cfg;
 	atomic_store(&sc__chk_cur, c);
 	rc = x->x_body(&cfg, x->x_arg);
 	atomic_store(&sc__chk_cur, NULL);

@@ -61,11 +61,9 @@ struct sc_chk {
 	size_t		c_inpos;	/* (d) the next entry of c_in */
 	const uint8_t	*c_bytes;	/* (c) BYTES */
 	size_t		c_nbytes;	/* (c) */
-	/* The run's machine settings, for a machine of seed 0 made in it
-	 * (a test's own fixture: machine.c). */
-	uint64_t	c_seed;		/* (c) */
-	int		c_pct;		/* (c) */
-	int		c_sched;	/* (c) */
+	const struct sc_machine_config *c_cfg; /* (c) the run's, for a
+					   machine of seed 0 made in it (a
+					   test's own fixture: machine.c) */
 	/* What the run did. */
 	uint64_t	c_ndec;		/* (d) decisions made */
 	uint64_t	c_fp;		/* (d) their shape's fingerprint */

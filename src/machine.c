@@ -406,9 +406,9 @@ sc_machine_create_sz(const struct sc_machine_config *ucfg, size_t size,
 	if ((chk = atomic_load(&sc__chk_cur)) == NULL)
 		(void)sc__env_seed(&cfg->seed);
 	else if (cfg->seed == 0) {
-		cfg->seed = chk->c_seed;
-		cfg->sim_pct_depth = chk->c_pct;
-		cfg->sched = chk->c_sched;
+		cfg->seed = chk->c_cfg->seed;
+		cfg->sim_pct_depth = chk->c_cfg->sim_pct_depth;
+		cfg->sched = chk->c_cfg->sched;
 	}
 	if ((why = sc_config_check(cfg)) != NULL) {
 		sc_create_why = why;
