@@ -31,6 +31,18 @@ static _Atomic int churn_done;
 #define NEXITING	65536
 static _Atomic pid_t churn_exiting[NEXITING];
 
+/*
+ * A new thread starts with every signal blocked (glibc's pthread_create()
+ * blocks them around clone() and start_thread() restores the mask before
+ * the thread's function), so BLOCKED is true then too, and its name,
+ * read at the snapshot's end, may be churn-a by that time.  churn_live
+ * holds, by tid, 1 + the snapshots begun when the worker's function
+ * began (0: not yet): a churn-a worker live before snapshot k began has
+ * churn_live <= k, and its mask has not blocked the signal since.
+ */
+static _Atomic unsigned churn_snaps;
+static _Atomic unsigned churn_live[NEXITING];
+
 /* A worker: a kind, a while, then exit; HK_BLOCK toggles its mask. */
 SC_NOIPA static void
 churn_spin_a(void *arg)
@@ -67,7 +79,10 @@ churn_worker(void *arg)
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 
 	atomic_store(&churn_exiting[tid % NEXITING], 0);
+	atomic_store(&churn_live[tid % NEXITING], 0);
 	pthread_setname_np(pthread_self(), kind ? "churn-b" : "churn-a");
+	atomic_store(&churn_live[tid % NEXITING],
+	    atomic_load(&churn_snaps) + 1);
 	if (kind)
 		churn_b(NULL);
 	else
@@ -121,6 +136,7 @@ test_host_churn_no_wrong_thread(void **state)
 	uint64_t end, wrong0 = atomic_load(&sc__host_wrong);
 	long captures = 0, wrong = 0, verdicts[SC_HOST_SELF + 1] = { 0 };
 	size_t n, i;
+	unsigned snap, live;
 	int e, a, b, k;
 
 	(void)state;
@@ -131,15 +147,20 @@ test_host_churn_no_wrong_thread(void **state)
 		assert_int_equal(pthread_create(&sp[k], NULL, churn_spawner,
 		    NULL), 0);
 	while (sc_now_ns() < end) {
+		snap = atomic_fetch_add(&churn_snaps, 1) + 1;
 		e = sc_host_snapshot(out, 256, &n, 2000000L);
 		assert_true(e == 0 || e == ENOSPC);
 		for (i = 0; i < n && i < 256; i++) {
 			verdicts[out[i].verdict]++;
-			/* churn-a never blocks the signal but to exit.
-			 * Under TSan its runtime does, while it runs a
-			 * handler it deferred (every signal blocked). */
+			/* churn-a never blocks the signal but to start
+			 * and to exit.  Under TSan its runtime does, while
+			 * it runs a handler it deferred (every signal
+			 * blocked). */
+			live = atomic_load(&churn_live[out[i].tid %
+			    NEXITING]);
 			if (out[i].verdict == SC_HOST_BLOCKED && !HK_TSAN &&
 			    strcmp(out[i].name, "churn-a") == 0 &&
+			    live != 0 && live <= snap &&
 			    atomic_load(&churn_exiting[out[i].tid %
 			    NEXITING]) != out[i].tid) {
 				fprintf(stderr, "wrong: tid %d churn-a "
