@@ -331,7 +331,7 @@ exp_capture_check(int k, struct sc_thread *td, int error,
  * stale-answer
  * ------------------------------------------------------------------------ */
 
-#define EXP_SA_OLD	40	/* the target's turns in the old chain */
+#define EXP_SA_OLD	24	/* the target's turns in the old chain */
 #define EXP_SA_CAPTURES	8
 
 static atomic_int exp_sa_phase;	/* 0: old chain, 1: new chain (for good) */
