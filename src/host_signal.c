@@ -294,19 +294,15 @@ sc__host_siginfo(siginfo_t *si, int signo)
 
 /*
  * One request's signal to one thread alone, si from sc__host_siginfo():
- * to the thread of pidfd (fd >= 0), or to tid.  0, or errno (ESRCH: gone;
- * EAGAIN: the queue of pending signals is full).
+ * to the thread of this process whose tid is tid (the kernel refuses a
+ * tid outside si_pid's thread group, as tgkill() does).  0, or errno
+ * (ESRCH: no such thread of ours; EAGAIN: the queue of pending signals is
+ * full).
  */
 int
-sc__host_send(siginfo_t *si, int fd, pid_t tid, uint64_t value)
+sc__host_send(siginfo_t *si, pid_t tid, uint64_t value)
 {
-	long r;
-
 	si->si_value.sival_ptr = (void *)(uintptr_t)value;
-	if (fd >= 0)
-		r = syscall(SYS_pidfd_send_signal, fd, si->si_signo, si, 0);
-	else
-		r = syscall(SYS_rt_tgsigqueueinfo, si->si_pid, tid,
-		    si->si_signo, si);
-	return (r != 0 ? errno : 0);
+	return (syscall(SYS_rt_tgsigqueueinfo, si->si_pid, tid, si->si_signo,
+	    si) != 0 ? errno : 0);
 }

@@ -9,22 +9,29 @@
  * that does not answer gets a verdict read from /proc, never guessed
  * (docs/host.md, "The protocol").
  *
- * Proof of identity.  The handler answers with gettid(), and the signal
- * goes to one thread alone, so the tid can only differ by a bug, which
- * sc__host_wrong counts.  What the tid cannot tell is a thread that
- * exited after the listing and whose tid a new thread took before the
- * signal.  Two proofs, one for each kind of kernel:
- *  - a pidfd of the thread (pidfd_open(PIDFD_THREAD), Linux 6.9): the
- *    signal goes through it (pidfd_send_signal()), and only the thread it
- *    was opened on can take it; one that died makes the send ESRCH.  No
- *    /proc read a thread, and the name comes with the answer (the
- *    handler's PR_GET_NAME).
- *  - before 6.9, the start time (field 22 of /proc/self/task/TID/stat),
- *    read before the signal (rt_tgsigqueueinfo() to the tid) and again
- *    after the answer; equal, the thread that answered is the one asked
- *    (a tid is taken again only after the kernel's pid space wrapped,
- *    never within the one clock tick of the start time's resolution).
- * Either fails: the answer is dropped and the verdict is EXITED.
+ * Proof of identity.  A request is sent by rt_tgsigqueueinfo() to the
+ * tid within this process's thread group: the kernel resolves the tid to
+ * a thread of ours at the send (ESRCH for none, or another process's) and
+ * queues the signal on that thread alone, where no other thread can take
+ * it.  The handler claims the request's tag, which names this request
+ * only, and answers with gettid(), which can differ from the tid asked
+ * only by a bug (sc__host_wrong counts it).  So the answer is the stack
+ * of the thread that had the tid when it was asked.  No /proc read a
+ * thread: the name comes with the answer (the handler's PR_GET_NAME).
+ *
+ * No proof can tie the answer to the listing: /proc/self/task gives tids
+ * with no generation, so a thread that exited after the listing and
+ * whose tid a new thread took before the request is answered for by the
+ * new thread.  A pidfd of the thread (PIDFD_THREAD, Linux 6.9), used
+ * here before, pins the thread at its open instead of at the send, a few
+ * microseconds earlier, no closer to the listing, for three more system
+ * calls a thread (the open, a lookup that the thread is ours, the close).
+ *
+ * STACKCAP_HOST_PROOF=stat adds the start time (field 22 of
+ * /proc/self/task/TID/stat), read before the signal and again when the
+ * answer is taken: equal, the thread that answered still lives when its
+ * stack is copied out.  Unequal, the answer is dropped and the verdict
+ * is EXITED.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,16 +55,11 @@
 #define SC_HOST_TSAN	0
 #endif
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD	O_EXCL		/* <linux/pidfd.h> of Linux 6.9 */
-#endif
-
 struct sc_host_req {
 	pid_t		hr_tid;
 	int		hr_verdict;	/* SC_HOST_*, or SC_HV_PENDING */
 	uint64_t	hr_gen;		/* start time, from stat; 0: unread */
-	bool		hr_pidfd;	/* proven by a pidfd's delivery, not
-					   by the start time */
+	bool		hr_stat;	/* the start time checked too */
 	uint64_t	hr_seq;
 	size_t		hr_slot;
 	struct sc_host_slot *hr_wslot;	/* held: sent once this slot's */
@@ -71,7 +73,7 @@ struct sc_host_req {
 struct sc_host_call {
 	int		hc_dirfd;	/* /proc/self/task */
 	int		hc_signo;
-	bool		hc_pidfd;	/* sc_host_pidfd_works() */
+	bool		hc_stat;	/* sc_host_stat_proof() */
 	siginfo_t	hc_si;		/* sc__host_siginfo() */
 	struct sc_host_slots *hc_slots;
 };
@@ -356,76 +358,35 @@ sc_host_revoke(struct sc_host_slot *s, uint64_t seq, uint64_t to)
 }
 
 /*
- * Does this kernel give a pidfd of a thread (PIDFD_THREAD, Linux 6.9)?
- * Asked once.  STACKCAP_HOST_PROOF=stat in the environment says no: the
- * start-time proof of older kernels then runs here too (the tests run
- * both).  sc_host_mtx held.
+ * STACKCAP_HOST_PROOF=stat in the environment: the start time is read
+ * before each signal and when its answer is taken (the tests run both).
+ * Asked once.  sc_host_mtx held.
  */
 static bool
-sc_host_pidfd_works(void)
+sc_host_stat_proof(void)
 {
-	static int works = -1;		/* (r) */
-	const char *env = getenv("STACKCAP_HOST_PROOF");
-	int fd = -1;
+	static int stat = -1;		/* (r) */
+	const char *env;
 
-	if (works >= 0)
-		return (works != 0);
-	if (env == NULL || strcmp(env, "stat") != 0)
-		fd = (int)syscall(SYS_pidfd_open, syscall(SYS_gettid),
-		    PIDFD_THREAD);
-	works = fd >= 0;
-	if (fd >= 0)
-		close(fd);
-	return (works != 0);
-}
-
-/*
- * A pidfd of thread tid of this process: the descriptor, or -1 with errno
- * (ESRCH: no thread of ours has tid).  pidfd_open() names any thread of
- * the system, so the tid is looked up in /proc/self/task after the open:
- * there while the thread of the descriptor lives means ours (a tid names
- * one thread at a time); and a signal to a descriptor whose thread died
- * fails with ESRCH, whoever has its tid since.
- */
-static int
-sc_host_pidfd(int dirfd, pid_t tid)
-{
-	char name[16];
-	int fd;
-
-	if ((fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD)) < 0)
-		return (-1);
-	snprintf(name, sizeof(name), "%d", (int)tid);
-	if (faccessat(dirfd, name, F_OK, 0) != 0) {
-		close(fd);
-		errno = ESRCH;
-		return (-1);
+	if (stat < 0) {
+		env = getenv("STACKCAP_HOST_PROOF");
+		stat = env != NULL && strcmp(env, "stat") == 0;
 	}
-	return (fd);
+	return (stat != 0);
 }
 
 /*
- * Open rq's slot and send its signal: through a pidfd of the thread,
- * which only that thread can receive (the proof: hr_pidfd); or, on a
- * kernel without them or with no descriptor left, to the tid, with its
- * start time read before.
+ * Open rq's slot and send its signal to the tid (with its start time read
+ * before, under the stat proof).
  */
 static void
 sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
 {
 	struct sc_host_slot *s = &c->hc_slots->hs[rq->hr_slot];
-	int error, fd = -1;
+	int error;
 
 	rq->hr_wslot = NULL;
-	if (rq->hr_pidfd && (fd = sc_host_pidfd(c->hc_dirfd,
-	    rq->hr_tid)) < 0) {
-		if (errno == ESRCH) {
-			rq->hr_verdict = SC_HOST_EXITED;
-			return;
-		}
-		rq->hr_pidfd = false;
-	}
-	if (!rq->hr_pidfd && rq->hr_gen == 0 && sc_host_stat(c->hc_dirfd,
+	if (rq->hr_stat && rq->hr_gen == 0 && sc_host_stat(c->hc_dirfd,
 	    rq->hr_tid, &rq->hr_gen, NULL) != 0) {
 		rq->hr_verdict = SC_HOST_EXITED;
 		return;
@@ -433,10 +394,8 @@ sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
 	s->hs_tid = rq->hr_tid;
 	atomic_store_explicit(&s->hs_req, SC_HTAG(rq->hr_seq, SC_HREQ_OPEN),
 	    memory_order_release);
-	error = sc__host_send(&c->hc_si, fd, rq->hr_tid,
+	error = sc__host_send(&c->hc_si, rq->hr_tid,
 	    rq->hr_seq << SC_HIDX_BITS | rq->hr_slot);
-	if (fd >= 0)
-		close(fd);
 	if (error != 0) {
 		/* ESRCH: gone; EAGAIN: the signal queue is full. */
 		sc_host_revoke(s, rq->hr_seq, SC_HREQ_FREE);
@@ -446,17 +405,17 @@ sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
 }
 
 /*
- * An answered request: proven, copied out, or dropped (EXITED).  Sent to
- * a tid, the thread that answered is the one asked if its start time is
- * the one read before the signal.  The name is the handler's: the one
- * the thread had when it was walked.
+ * An answered request: proven, copied out, or dropped (EXITED).  Under
+ * the stat proof, the thread must still have the start time read before
+ * the signal.  The name is the handler's: the one the thread had when it
+ * was walked.
  */
 static void
 sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd)
 {
 	uint64_t gen;
 
-	if (s->hs_answer != rq->hr_tid || (!rq->hr_pidfd &&
+	if (s->hs_answer != rq->hr_tid || (rq->hr_stat &&
 	    (sc_host_stat(dirfd, rq->hr_tid, &gen, NULL) != 0 ||
 	    gen != rq->hr_gen))) {
 		rq->hr_verdict = SC_HOST_EXITED;
@@ -595,7 +554,7 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 	}
 	c.hc_dirfd = dirfd;
 	c.hc_signo = signo;
-	c.hc_pidfd = sc_host_pidfd_works();
+	c.hc_stat = sc_host_stat_proof();
 	sc__host_siginfo(&c.hc_si, signo);
 	sc_host_out_prune(dirfd, signo);
 	for (i = 0, k = 0; i < nrq; i++) {
@@ -608,8 +567,8 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 		/* The main thread may be a zombie that lives on as the
 		 * process's tid (it exited, the others did not): the stat
 		 * says so, and a signal to it would never be taken. */
-		rq[i].hr_pidfd = c.hc_pidfd;
-		if ((!rq[i].hr_pidfd || rq[i].hr_tid == c.hc_si.si_pid) &&
+		rq[i].hr_stat = c.hc_stat;
+		if ((rq[i].hr_stat || rq[i].hr_tid == c.hc_si.si_pid) &&
 		    sc_host_stat(dirfd, rq[i].hr_tid, &rq[i].hr_gen,
 		    NULL) != 0) {
 			rq[i].hr_verdict = SC_HOST_EXITED;

@@ -76,7 +76,7 @@ extern void (*_Atomic sc__host_hook)(int);	/* tests: SC_HHOOK_* */
 int	sc__host_signal_ready(void);
 bool	sc__host_in_handler(void);
 void	sc__host_siginfo(siginfo_t *si, int signo);
-int	sc__host_send(siginfo_t *si, int fd, pid_t tid, uint64_t value);
+int	sc__host_send(siginfo_t *si, pid_t tid, uint64_t value);
 
 /* host_walk.c */
 int	sc__host_walk_init(void);

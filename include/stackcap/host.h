@@ -10,10 +10,11 @@
  *
  * Every thread named in /proc/self/task gets one real-time signal, all in
  * flight at once; each answer is claimed with the request's tag and proven
- * to come from the thread asked (its tid, read in the handler, and the
- * signal sent through a pidfd of the thread, or on kernels before Linux
- * 6.9 its start time read before the signal and after the answer, so a
- * reused tid is caught); the handler walks into a library buffer that the
+ * to come from the thread asked (the signal is queued on the one thread of
+ * this process that has the tid when it is sent, and the handler answers
+ * with its own tid; an answer of an earlier request, or of a thread that
+ * took an exited thread's tid after the request, cannot claim the tag);
+ * the handler walks into a library buffer that the
  * caller copies out, so a handler that runs after the call gave up writes
  * nowhere that matters.  The whole call is bounded by timeout_ns.
  *
