@@ -122,6 +122,8 @@ SC_EXTERN void	sc_stack_save(struct sc_stack *st);
  * longer than namelen - 1 is truncated, as snprintf() does, and still
  * returns 0 with the offset.  Returns 0, ENOENT when no symbol covers pc
  * (name "??", as much of it as fits; offset 0), or EINVAL when namelen is 0.
+ * Answers are cached by pc until a shared object is loaded or unloaded
+ * (a lookup reads /proc/self/maps and maps the object's file again).
  * Context: any thread but a signal handler.
  */
 SC_EXTERN int	sc_symbolize(uintptr_t pc, char *name, size_t namelen,

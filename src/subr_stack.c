@@ -7,7 +7,10 @@
  */
 #define UNW_LOCAL_ONLY
 #include <errno.h>
+#include <link.h>
 #include <libunwind.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sc_internal.h"
@@ -42,16 +45,14 @@ sc_stack_copy(const struct sc_stack *src, struct sc_stack *dst)
 	dst->depth = depth;
 }
 
-int
-sc_symbolize(uintptr_t pc, char *name, size_t namelen, uintptr_t *offp)
+/* The lookup itself: 0, -UNW_ENOMEM (a truncated name), or another
+ * negative libunwind error. */
+static int
+sc_sym_lookup(uintptr_t pc, char *name, size_t namelen, unw_word_t *off)
 {
 	unw_context_t uc;
 	unw_cursor_t cur;
-	unw_word_t off = 0;
-	int ret = -UNW_EUNSPEC;
 
-	if (namelen == 0)
-		return (EINVAL);
 	/*
 	 * libunwind 1.6 has no lookup by address alone: point a local cursor
 	 * at pc and ask for the procedure name.  pc is a return address, so
@@ -63,22 +64,126 @@ sc_symbolize(uintptr_t pc, char *name, size_t namelen, uintptr_t *offp)
 	 * libunwind has filled name with a truncated copy and set the offset,
 	 * so that is a name too (as snprintf() truncates).
 	 */
-	if (pc != 0 && unw_getcontext(&uc) == 0 &&
-	    unw_init_local2(&cur, &uc, UNW_INIT_SIGNAL_FRAME) == 0 &&
-	    unw_set_reg(&cur, UNW_REG_IP, (unw_word_t)(pc - 1)) == 0)
-		ret = unw_get_proc_name(&cur, name, namelen, &off);
-	if (ret == -UNW_ENOMEM)
-		name[namelen - 1] = '\0';	/* whatever the version did */
-	else if (ret != 0) {
-		strncpy(name, "??", namelen);
-		name[namelen - 1] = '\0';
-		if (offp != NULL)
-			*offp = 0;
-		return (ENOENT);
+	*off = 0;
+	if (pc == 0 || unw_getcontext(&uc) != 0 ||
+	    unw_init_local2(&cur, &uc, UNW_INIT_SIGNAL_FRAME) != 0 ||
+	    unw_set_reg(&cur, UNW_REG_IP, (unw_word_t)(pc - 1)) != 0)
+		return (-UNW_EUNSPEC);
+	return (unw_get_proc_name(&cur, name, namelen, off));
+}
+
+/*
+ * A cache of lookups.  libunwind's unw_get_proc_name() reads
+ * /proc/self/maps and maps the object's ELF file again at every call:
+ * 70% of the time of a DFS search over a body that checks its captures
+ * by name (docs/check.md, "Measured (2026-12-07)").  Keyed by pc, direct
+ * mapped; emptied when an object was loaded or unloaded since (glibc's
+ * dlpi_adds and dlpi_subs), as the same address may then name another
+ * function.  sc_sym_mtx is only tried: a caller that finds it held (or a
+ * child of fork() whose parent held it) looks up without the cache.
+ */
+#define SC_SYM_SLOTS	1024
+#define SC_SYM_NAME	128
+
+struct sc_sym_ent {
+	uintptr_t	se_pc;		/* 0: empty */
+	uintptr_t	se_off;
+	int		se_ret;		/* 0, or ENOENT */
+	char		se_name[SC_SYM_NAME];
+};
+
+/* (s) sc_sym_mtx */
+static pthread_mutex_t sc_sym_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct sc_sym_ent *sc_sym_tab;	/* (s) */
+static unsigned long long sc_sym_gen;	/* (s) adds + subs when filled */
+
+static int
+sc_sym_gen_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds + info->dlpi_subs;
+	return (1);	/* the counters are the same in every entry */
+}
+
+/* The entry for pc, the cache emptied first if objects changed; NULL
+ * without memory.  sc_sym_mtx held. */
+static struct sc_sym_ent *
+sc_sym_slot(uintptr_t pc)
+{
+	unsigned long long gen = 0;
+
+	if (sc_sym_tab == NULL &&
+	    (sc_sym_tab = calloc(SC_SYM_SLOTS, sizeof(*sc_sym_tab))) == NULL)
+		return (NULL);
+	(void)dl_iterate_phdr(sc_sym_gen_cb, &gen);
+	if (gen != sc_sym_gen) {
+		memset(sc_sym_tab, 0, SC_SYM_SLOTS * sizeof(*sc_sym_tab));
+		sc_sym_gen = gen;
 	}
+	return (&sc_sym_tab[(pc >> 2 ^ pc >> 12) % SC_SYM_SLOTS]);
+}
+
+/* A name into the caller's buffer, as much as fits, NUL-terminated. */
+static void
+sc_sym_copy(char *name, size_t namelen, const char *from)
+{
+	size_t n = strlen(from);
+
+	if (n >= namelen)
+		n = namelen - 1;
+	memcpy(name, from, n);
+	name[n] = '\0';
+}
+
+int
+sc_symbolize(uintptr_t pc, char *name, size_t namelen, uintptr_t *offp)
+{
+	struct sc_sym_ent *e = NULL;
+	char full[SC_SYM_NAME];
+	unw_word_t off = 0;
+	int ret;
+
+	if (namelen == 0)
+		return (EINVAL);
+	if (pthread_mutex_trylock(&sc_sym_mtx) == 0) {
+		e = sc_sym_slot(pc);
+		if (e != NULL && e->se_pc == pc && pc != 0) {
+			ret = e->se_ret;
+			off = e->se_off;
+			sc_sym_copy(name, namelen, e->se_name);
+			pthread_mutex_unlock(&sc_sym_mtx);
+			goto out;
+		}
+		ret = sc_sym_lookup(pc, full, sizeof(full), &off);
+		if (ret == 0 || ret != -UNW_ENOMEM) {
+			/* Whole, or no symbol: kept.  Longer than full: not. */
+			if (ret != 0)
+				strcpy(full, "??");
+			ret = ret == 0 ? 0 : ENOENT;
+			if (e != NULL && pc != 0) {
+				e->se_pc = pc;
+				e->se_off = off;
+				e->se_ret = ret;
+				memcpy(e->se_name, full, sizeof(full));
+			}
+			sc_sym_copy(name, namelen, full);
+			pthread_mutex_unlock(&sc_sym_mtx);
+			goto out;
+		}
+		pthread_mutex_unlock(&sc_sym_mtx);
+	}
+	ret = sc_sym_lookup(pc, name, namelen, &off);
+	if (ret == -UNW_ENOMEM) {
+		name[namelen - 1] = '\0';	/* whatever the version did */
+		ret = 0;
+	} else if (ret != 0) {
+		sc_sym_copy(name, namelen, "??");
+		ret = ENOENT;
+	}
+out:
 	if (offp != NULL)
-		*offp = (uintptr_t)off + 1;
-	return (0);
+		*offp = ret == 0 ? (uintptr_t)off + 1 : 0;
+	return (ret);
 }
 
 void

@@ -1,4 +1,5 @@
 /* struct sc_stack operations and symbolised output (subr_stack.c). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -106,6 +107,42 @@ test_symbolize_short_buffer(void **state)
 	assert_string_equal(name, "?");
 }
 
+/*
+ * The same address asked again gives the same answer, from the cache; an
+ * object unloaded takes its names with it: its function's address, asked
+ * after dlclose(), is not named by the name it had (a cache that did not
+ * watch the loaded objects would answer it).
+ */
+static void
+test_symbolize_cache_forgets_unloaded(void **state)
+{
+	int (*fn)(int);
+	char name[64];
+	uintptr_t pc, off, off2;
+	void *h;
+
+	(void)state;
+	h = dlopen(SC_TEST_SYM_MODULE, RTLD_NOW | RTLD_LOCAL);
+	assert_non_null(h);
+	fn = (int (*)(int))dlsym(h, "sc_test_module_fn");
+	assert_non_null(fn);
+	assert_int_equal(fn(2), 7);
+	pc = (uintptr_t)fn + 4;
+	assert_int_equal(sc_symbolize(pc, name, sizeof(name), &off), 0);
+	assert_string_equal(name, "sc_test_module_fn");
+	assert_int_equal(off, 4);
+	memset(name, 0, sizeof(name));
+	assert_int_equal(sc_symbolize(pc, name, sizeof(name), &off2), 0);
+	assert_string_equal(name, "sc_test_module_fn");
+	assert_int_equal(off2, off);
+	/* The short buffer of the cached name: truncated, still 0. */
+	assert_int_equal(sc_symbolize(pc, name, 5, &off2), 0);
+	assert_string_equal(name, "sc_t");
+	assert_int_equal(dlclose(h), 0);
+	if (sc_symbolize(pc, name, sizeof(name), &off) == 0)
+		assert_string_not_equal(name, "sc_test_module_fn");
+}
+
 int
 main(void)
 {
@@ -114,6 +151,7 @@ main(void)
 		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_symbolize_static),
 		cmocka_unit_test(test_symbolize_short_buffer),
+		cmocka_unit_test(test_symbolize_cache_forgets_unloaded),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));
