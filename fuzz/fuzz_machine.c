@@ -172,34 +172,19 @@ fm_listing(const char *what, int error, uint64_t captures0)
 	    "meanwhile (a deadlock)" : "a listing failed");
 }
 
-/*
- * The chain of a return address: 0..2 inside fm_chain0..2, -1 elsewhere.
- * sc_symbolize() reads /proc/self/maps at each call, which took most of
- * a run's time (the corpus replays 9x faster with this cache, measured
- * side by side on 2026-12-07): each pc's answer is kept, packed as
- * (pc << 3 | chain + 2) in one word (a word torn by a racing writer
- * cannot exist; a lost store only costs a lookup).
- */
-#define FM_SYMCACHE	256
-static _Atomic uint64_t fm_symcache[FM_SYMCACHE];
-
+/* The chain of a return address: 0..2 inside fm_chain0..2, -1 elsewhere
+ * (sc_symbolize() keeps its answers: the harness's own cache of them, 9x
+ * on the corpus before the library had one, is gone). */
 static int
 fm_pc_chain(uintptr_t pc)
 {
-	_Atomic uint64_t *e = &fm_symcache[(pc >> 2) % FM_SYMCACHE];
-	uint64_t w = atomic_load_explicit(e, memory_order_relaxed);
 	char name[64];
 	uintptr_t off;
-	int k = -1;
 
-	if (w != 0 && (w >> 3) == pc)
-		return ((int)(w & 7) - 2);
 	if (sc_symbolize(pc, name, sizeof(name), &off) == 0 &&
 	    strncmp(name, "fm_chain", 8) == 0)
-		k = name[8] - '0';
-	atomic_store_explicit(e, (uint64_t)pc << 3 | (uint64_t)(k + 2),
-	    memory_order_relaxed);
-	return (k);
+		return (name[8] - '0');
+	return (-1);
 }
 
 /* Does st hold chain k's marker, and no other chain's? */
