@@ -72,7 +72,7 @@ struct sc_check_config {
 	int		shrink;		/* shrink a failing schedule;
 					   default 1 */
 	uint64_t	shrink_runs;	/* the shrinker's most runs; default
-					   1000 */
+					   4000 */
 	int		sched;		/* SC_SCHED_ULE or SC_SCHED_4BSD; -1
 					   (default): the machine's default,
 					   STACKCAP_SCHED */
