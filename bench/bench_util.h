@@ -46,7 +46,10 @@ dbl_cmp(const void *a, const void *b)
 #define own_stack()	sc__pthread_stack()
 
 /* ------------------------------------------------------------------------
- * The 3-thread capture body (bench_det, bench_check)
+ * The 3-thread capture body of bench_check (deterministic mode only: in
+ * real concurrency a signal may land in bench_spin()'s own loop, whose pc
+ * is no frame, and a right capture then lacks bench_spin(); bench_det,
+ * which runs both, has an unchecked body of its own)
  * ------------------------------------------------------------------------ */
 
 static atomic_int bench_spin_stop, bench_spin_started;
