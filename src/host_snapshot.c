@@ -365,14 +365,14 @@ sc_host_revoke(struct sc_host_slot *s, uint64_t seq, uint64_t to)
 static bool
 sc_host_stat_proof(void)
 {
-	static int stat = -1;		/* (r) */
+	static int on = -1;		/* (r) */
 	const char *env;
 
-	if (stat < 0) {
+	if (on < 0) {
 		env = getenv("STACKCAP_HOST_PROOF");
-		stat = env != NULL && strcmp(env, "stat") == 0;
+		on = env != NULL && strcmp(env, "stat") == 0;
 	}
-	return (stat != 0);
+	return (on != 0);
 }
 
 /*
