@@ -59,7 +59,6 @@ struct sc_host_req {
 	pid_t		hr_tid;
 	int		hr_verdict;	/* SC_HOST_*, or SC_HV_PENDING */
 	uint64_t	hr_gen;		/* start time, from stat; 0: unread */
-	bool		hr_stat;	/* the start time checked too */
 	uint64_t	hr_seq;
 	size_t		hr_slot;
 	struct sc_host_slot *hr_wslot;	/* held: sent once this slot's */
@@ -386,7 +385,7 @@ sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
 	int error;
 
 	rq->hr_wslot = NULL;
-	if (rq->hr_stat && rq->hr_gen == 0 && sc_host_stat(c->hc_dirfd,
+	if (c->hc_stat && rq->hr_gen == 0 && sc_host_stat(c->hc_dirfd,
 	    rq->hr_tid, &rq->hr_gen, NULL) != 0) {
 		rq->hr_verdict = SC_HOST_EXITED;
 		return;
@@ -411,12 +410,13 @@ sc_host_send_req(struct sc_host_req *rq, struct sc_host_call *c)
  * was walked.
  */
 static void
-sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s, int dirfd)
+sc_host_take(struct sc_host_req *rq, struct sc_host_slot *s,
+    const struct sc_host_call *c)
 {
 	uint64_t gen;
 
-	if (s->hs_answer != rq->hr_tid || (rq->hr_stat &&
-	    (sc_host_stat(dirfd, rq->hr_tid, &gen, NULL) != 0 ||
+	if (s->hs_answer != rq->hr_tid || (c->hc_stat &&
+	    (sc_host_stat(c->hc_dirfd, rq->hr_tid, &gen, NULL) != 0 ||
 	    gen != rq->hr_gen))) {
 		rq->hr_verdict = SC_HOST_EXITED;
 		return;
@@ -452,8 +452,7 @@ sc_host_collect(struct sc_host_req *rq, size_t nrq, struct sc_host_call *c)
 		tag = atomic_load_explicit(&a->hs[rq[i].hr_slot].hs_req,
 		    memory_order_acquire);
 		if (tag == SC_HTAG(rq[i].hr_seq, SC_HREQ_DONE))
-			sc_host_take(&rq[i], &a->hs[rq[i].hr_slot],
-			    c->hc_dirfd);
+			sc_host_take(&rq[i], &a->hs[rq[i].hr_slot], c);
 		else
 			pending++;
 	}
@@ -514,7 +513,7 @@ sc_host_judge(struct sc_host_req *rq, struct sc_host_call *c, bool final)
 		/* Claimed: DONE by now, or a handler still walks. */
 		if (atomic_load_explicit(&s->hs_req, memory_order_acquire) ==
 		    SC_HTAG(rq->hr_seq, SC_HREQ_DONE))
-			sc_host_take(rq, s, c->hc_dirfd);
+			sc_host_take(rq, s, c);
 		else if (final) {
 			rq->hr_verdict = SC_HOST_TIMEDOUT;
 			sc_host_out_add(rq, s,
@@ -567,8 +566,7 @@ sc_host_run(struct sc_host_req *rq, size_t nrq, int dirfd, int signo,
 		/* The main thread may be a zombie that lives on as the
 		 * process's tid (it exited, the others did not): the stat
 		 * says so, and a signal to it would never be taken. */
-		rq[i].hr_stat = c.hc_stat;
-		if ((rq[i].hr_stat || rq[i].hr_tid == c.hc_si.si_pid) &&
+		if ((c.hc_stat || rq[i].hr_tid == c.hc_si.si_pid) &&
 		    sc_host_stat(dirfd, rq[i].hr_tid, &rq[i].hr_gen,
 		    NULL) != 0) {
 			rq[i].hr_verdict = SC_HOST_EXITED;
