@@ -155,7 +155,7 @@ sc_symbolize(uintptr_t pc, char *name, size_t namelen, uintptr_t *offp)
 			goto out;
 		}
 		ret = sc_sym_lookup(pc, full, sizeof(full), &off);
-		if (ret == 0 || ret != -UNW_ENOMEM) {
+		if (ret != -UNW_ENOMEM) {
 			/* Whole, or no symbol: kept.  Longer than full: not. */
 			if (ret != 0)
 				strcpy(full, "??");
