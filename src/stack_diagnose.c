@@ -100,14 +100,40 @@ sc_mask_full(unsigned long long blk)
  * before and after), and either its mask is not a handler's full mask or
  * the signal is pending: a signal on its way into the handler has left the
  * pending set.  Otherwise the line says what was seen.
+ *
+ * A full mask with the signal pending is not proof either: a clock tick
+ * and an IPI share the signal (ipi_sim.c), so a pthread on its way into
+ * the handler for one may have the other queued.  test_timeout_interrupts_
+ * off saw it once in a CI run: a CPU spinning with interrupts disabled,
+ * whose ticks enter the handler every millisecond, was said to block the
+ * signal.  So that case is looked at again, SC_DIAG_LOOKS times a
+ * millisecond apart, and said only if the handler was not entered
+ * meanwhile (pc_handler_gen the same) and every look saw the same.
  */
+#define SC_DIAG_LOOKS	10
+
+/* One look at pc's pthread: false if it is gone. */
+static bool
+sc_diag_look(struct sc_pcpu *pc, struct sc_task_view *tv, uint32_t *gen,
+    bool *inhandler)
+{
+	uint32_t gen1;
+
+	*gen = atomic_load(&pc->pc_handler_gen);
+	if (!sc_task_view(atomic_load(&pc->pc_ktid), tv))
+		return (false);
+	gen1 = atomic_load(&pc->pc_handler_gen);
+	*inhandler = *gen != gen1 || (*gen & 1) != 0;
+	return (true);
+}
+
 void
 sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
 {
 	struct sc_task_view tv;
 	unsigned long long bit;
-	uint32_t gen0, gen1;
-	int signo = m->m_cfg.ipi_signo;
+	uint32_t gen0, gen;
+	int signo = m->m_cfg.ipi_signo, look;
 	bool blocked, pending, inhandler;
 
 	if (!sc__ipi_handler_ours(signo)) {
@@ -120,14 +146,21 @@ sc__stack_intr_diagnose(struct sc_machine *m, struct sc_pcpu *pc)
 		return;
 	}
 	bit = 1ULL << (signo - 1);
-	gen0 = atomic_load(&pc->pc_handler_gen);
-	if (!sc_task_view(atomic_load(&pc->pc_ktid), &tv))
+	if (!sc_diag_look(pc, &tv, &gen0, &inhandler))
 		return;
-	gen1 = atomic_load(&pc->pc_handler_gen);
-	inhandler = gen0 != gen1 || (gen0 & 1) != 0;
-	pending = ((tv.tv_pnd | tv.tv_shdpnd) & bit) != 0;
-	blocked = (tv.tv_blk & bit) != 0 && !inhandler &&
-	    (!sc_mask_full(tv.tv_blk) || pending);
+	for (look = 1, gen = gen0;; look++) {
+		pending = ((tv.tv_pnd | tv.tv_shdpnd) & bit) != 0;
+		/* A handler entered since the first look: not blocked. */
+		blocked = (tv.tv_blk & bit) != 0 && !inhandler &&
+		    gen == gen0 && (!sc_mask_full(tv.tv_blk) || pending);
+		if (!blocked || !sc_mask_full(tv.tv_blk))
+			break;
+		if (look == SC_DIAG_LOOKS)
+			break;
+		usleep(1000);
+		if (!sc_diag_look(pc, &tv, &gen, &inhandler))
+			return;
+	}
 	if (blocked) {
 		SC_CNT_INC(m, ipi_blocked);
 		if ((atomic_fetch_or(&m->m_warned, 2) & 2) == 0)
