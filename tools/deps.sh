@@ -53,17 +53,19 @@ sc_install_deps() {
 	$sudo apt-get install -y --no-install-recommends "${pkgs[@]}"
 }
 
-# puppeteer-core for tests/trace_viewer/, at the version of its
-# package-lock.json; nothing (no network) when that version is installed.
+# puppeteer-core and speedscope for tests/trace_viewer/, at the versions
+# of its package-lock.json; nothing (no network) when both are installed.
 sc_install_viewer() {
-	local dir=tests/trace_viewer want have
-	want=$(sed -n '/"node_modules\/puppeteer-core"/,/}/s/.*"version": "\(.*\)".*/\1/p' \
-	    "$dir/package-lock.json")
-	have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' \
-	    "$dir/node_modules/puppeteer-core/package.json" 2>/dev/null || true)
-	if [ -n "$want" ] && [ "$want" = "$have" ]; then
-		echo "deps: puppeteer-core $have is installed; no npm"
-		return 0
-	fi
-	(cd "$dir" && npm ci --no-audit --no-fund --prefer-offline)
+	local dir=tests/trace_viewer pkg want have
+	for pkg in puppeteer-core speedscope; do
+		want=$(sed -n "/\"node_modules\/$pkg\"/,/}/s/.*\"version\": \"\(.*\)\".*/\1/p" \
+		    "$dir/package-lock.json")
+		have=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' \
+		    "$dir/node_modules/$pkg/package.json" 2>/dev/null || true)
+		if [ -z "$want" ] || [ "$want" != "$have" ]; then
+			(cd "$dir" && npm ci --no-audit --no-fund --prefer-offline)
+			return
+		fi
+	done
+	echo "deps: puppeteer-core and speedscope are installed; no npm"
 }
