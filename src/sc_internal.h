@@ -431,6 +431,8 @@ sc__in_library_text(uintptr_t pc)
 }
 
 /* trace_json.c */
+double	sc__json_quantum(uint64_t span_ns);
+void	sc__json_ts_dur(FILE *fp, double q, uint64_t t0, uint64_t t1);
 void	sc__json_string(FILE *fp, const char *s);
 
 /* kern_shutdown.c */

@@ -28,7 +28,9 @@
  *   captures of running threads have no slice of their own (their
  *   CAPTURE_DONE is an instant).  Slices of one track must nest for
  *   Perfetto and speedscope: one that would overlap another without
- *   nesting is not drawn, and its events stay instants.
+ *   nesting is not drawn, and its events stay instants.  They must nest
+ *   in the reader's doubles too: every time is on one grid of doubles,
+ *   so ts + dur is exactly the end's time (sc__json_quantum()).
  * - The flow of an IPI starts on the ts of its wait slice and ends
  *   ("bp":"e") on the ts of its handler slice, same pid/tid.  No other
  *   event may have that ts there, or DevTools may bind the flow to it: the
@@ -46,6 +48,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,6 +103,7 @@ struct sc_js {
 	size_t		js_n;
 	uint64_t	js_base;	/* earliest ts: the JSON's 0 */
 	uint64_t	js_end;		/* latest ts */
+	double		js_q;		/* the grid of times (sc__json_quantum()) */
 	int		*js_track;	/* [js_n] a record's track */
 	int		js_ntracks;	/* the CPUs', then the requesters' */
 	int		*js_host;	/* [js_ntracks - ncpu] a requester
@@ -539,6 +544,100 @@ sc_js_us(FILE *fp, uint64_t ns)
 	fprintf(fp, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
 }
 
+/* The gap from x > 0 to the next double up. */
+static double
+sc_js_ulp(double x)
+{
+	double up;
+	uint64_t bits;
+
+	memcpy(&bits, &x, sizeof(bits));
+	bits++;
+	memcpy(&up, &bits, sizeof(up));
+	return (up - x);
+}
+
+/*
+ * x, the time of ns: as sc_js_us() writes ns when x is its
+ * double, else with the fewest digits that read back as x (%.17g at
+ * most), in the C locale whatever the program's LC_NUMERIC.
+ */
+static void
+sc_js_num(FILE *fp, double x, uint64_t ns)
+{
+	char buf[32];
+	locale_t c, prev;
+	int prec;
+
+	if (x == (double)ns / 1000) {
+		sc_js_us(fp, ns);
+		return;
+	}
+	c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	if (c == (locale_t)0) {
+		sc_js_us(fp, ns);
+		return;
+	}
+	prev = uselocale(c);
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	if (prec == 17)
+		snprintf(buf, sizeof(buf), "%.17g", x);
+	uselocale(prev);
+	freelocale(c);
+	fputs(buf, fp);
+}
+
+/*
+ * The grid of the JSON's times: ulp of the latest time, span_ns after
+ * the JSON's 0 (a power of two, below a ns while the trace is shorter
+ * than 52 days).
+ *
+ * Why a grid: a reader adds a slice's ts and dur in doubles.  14249.853 +
+ * 403.612 is 14653.464999999998 and 14251.015 + 402.450 is 14653.465, so
+ * two slices written with three decimals and ending on one ns could end
+ * in the wrong order, the inner one after the outer.  speedscope sorts
+ * the ends by that sum and drops an end that is not on its stack's top:
+ * the rest of the track's profile was lost (its length fell short of the
+ * trace's).  On the grid every time is a multiple of q below 2^53 q, so
+ * t1 - t0 is exact and ts + dur is t1's own double, for every slice that
+ * ends there and every one that starts there.
+ */
+double
+sc__json_quantum(uint64_t span_ns)
+{
+	return (sc_js_ulp((double)(span_ns > 0 ? span_ns : 1) / 1000));
+}
+
+/* The time ns after the JSON's 0 on the grid q: the nearest point. */
+static double
+sc_js_t(double q, uint64_t ns)
+{
+	/* ns / 1000 / q < 2^53, and a division by a power of two is exact. */
+	return ((double)(uint64_t)((double)ns / 1000 / q + 0.5) * q);
+}
+
+/*
+ * "ts":…,"dur":… of a slice from t0 to t1 (ns after the JSON's 0) on the
+ * grid q: ts + dur, added in doubles, is exactly t1's time.  Most are
+ * written with three decimals; the others with the digits of the grid.
+ */
+void
+sc__json_ts_dur(FILE *fp, double q, uint64_t t0, uint64_t t1)
+{
+	double a = sc_js_t(q, t0);
+
+	SC_KASSERT(t0 <= t1, , "a slice from %" PRIu64 " ns to %" PRIu64,
+	    t0, t1);
+	fputs("\"ts\":", fp);
+	sc_js_num(fp, a, t0);
+	fputs(",\"dur\":", fp);
+	sc_js_num(fp, sc_js_t(q, t1) - a, t1 - t0);
+}
+
 /* A JSON string; host_print.c's too. */
 void
 sc__json_string(FILE *fp, const char *s)
@@ -566,7 +665,8 @@ sc_js_instant(FILE *fp, const struct sc_js *js,
 	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT
 	    "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":",
 	    sc_trace_event_name(r->event));
-	sc_js_us(fp, r->ts_ns - js->js_base + nudge);
+	sc_js_num(fp, sc_js_t(js->js_q, r->ts_ns - js->js_base + nudge),
+	    r->ts_ns - js->js_base + nudge);
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"event\":\"%s\",\"seq\":%"
 	    PRIu64 ",\"td\":%d,\"arg0\":%" PRIu64 ",\"arg1\":%" PRIu64
 	    ",\"text\":", sc_js_track(js, r) + 1, sc_trace_event_name(r->event),
@@ -585,14 +685,12 @@ sc_js_slice(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 {
 	const struct sc_trace_record *open = &js->js_recs[sl->sl_open];
 	const struct sc_trace_record *close = &js->js_recs[sl->sl_close];
-	uint64_t start = sl->sl_t0 - js->js_base;
+	uint64_t start = sl->sl_t0 - js->js_base, end = sl->sl_t1 - js->js_base;
 	int tid = sl->sl_track + 1;
 
 	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT
-	    "\",\"ph\":\"X\",\"ts\":", sc_js_names[sl->sl_kind]);
-	sc_js_us(fp, start);
-	fprintf(fp, ",\"dur\":");
-	sc_js_us(fp, sl->sl_t1 - sl->sl_t0);
+	    "\",\"ph\":\"X\",", sc_js_names[sl->sl_kind]);
+	sc__json_ts_dur(fp, js->js_q, start, end);
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"td\":%d", tid,
 	    open->tid);
 	if (sl->sl_kind == SC_JS_CAPTURE)
@@ -607,7 +705,7 @@ sc_js_slice(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 	    "\"ph\":\"%s\",%s\"id\":%" PRIu64 ",\"ts\":",
 	    sl->sl_kind == SC_JS_WAIT ? "s" : "f",
 	    sl->sl_kind == SC_JS_WAIT ? "" : "\"bp\":\"e\",", sl->sl_flow);
-	sc_js_us(fp, start);
+	sc_js_num(fp, sc_js_t(js->js_q, start), start);	/* the slice's */
 	fprintf(fp, ",\"pid\":1,\"tid\":%d}", tid);
 }
 
@@ -636,10 +734,9 @@ sc_js_span(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 		fprintf(fp, "td %d", sl->sl_tid);
 	else
 		sc_js_track_name(fp, js, sl->sl_track);
-	fprintf(fp, "\",\"cat\":\"sched\",\"ph\":\"X\",\"ts\":");
-	sc_js_us(fp, sl->sl_t0 - js->js_base);
-	fprintf(fp, ",\"dur\":");
-	sc_js_us(fp, sl->sl_t1 - sl->sl_t0);
+	fprintf(fp, "\",\"cat\":\"sched\",\"ph\":\"X\",");
+	sc__json_ts_dur(fp, js->js_q, sl->sl_t0 - js->js_base,
+	    sl->sl_t1 - js->js_base);
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{", sl->sl_track + 1);
 	if (sl->sl_kind == SC_JS_RUN)
 		fprintf(fp, "\"td\":%d", sl->sl_tid);
@@ -708,6 +805,8 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 	if (js.js_track == NULL || js.js_host == NULL)
 		goto out;
 	sc_js_tracks(&js);
+	/* The latest time written: an instant 1 ns late, at most. */
+	js.js_q = sc__json_quantum(js.js_end - js.js_base + 1);
 	/* A slice per opening record, a run per SWITCH and per CPU, a span
 	 * per track. */
 	js.js_sl = calloc(2 * n + 2 * (size_t)js.js_ntracks + 1,

@@ -84,6 +84,57 @@ jcount_at(const struct jev *evs, size_t n, const char *cat, double pid,
  * same cat, pid, tid and ts), the end with "bp":"e"; no flow end without
  * its start, and one start and one end per id.
  */
+/* Slices by track, then start, the longer first: the order of nesting. */
+static int
+jev_nest_cmp(const void *pa, const void *pb)
+{
+	const struct jev *a = pa, *b = pb;
+
+	if (a->tid != b->tid)
+		return (a->tid < b->tid ? -1 : 1);
+	if (a->ts != b->ts)
+		return (a->ts < b->ts ? -1 : 1);
+	if (a->dur != b->dur)
+		return (a->dur > b->dur ? -1 : 1);
+	return (0);
+}
+
+/*
+ * The slices of each track nest as a reader sees them, adding ts and dur
+ * in doubles with no slack: a slice that starts inside another ends at
+ * its end or before.  speedscope drops the end of a slice that ends, by
+ * one ulp, after the one it nests in, and loses the rest of the track.
+ */
+static void
+jtrace_check_nesting(const struct jtrace *jt)
+{
+	struct jev *v;
+	double open[64];
+	size_t i;
+	int depth = 0;
+
+	if (jt->nslices == 0)
+		return;
+	v = malloc(jt->nslices * sizeof(*v));
+	assert_non_null(v);
+	memcpy(v, jt->slices, jt->nslices * sizeof(*v));
+	qsort(v, jt->nslices, sizeof(*v), jev_nest_cmp);
+	for (i = 0; i < jt->nslices; i++) {
+		if (i > 0 && v[i].tid != v[i - 1].tid)
+			depth = 0;
+		while (depth > 0 && open[depth - 1] <= v[i].ts)
+			depth--;
+		if (depth > 0 && v[i].ts + v[i].dur > open[depth - 1])
+			fail_msg("track %.0f: slice \"%s\" at %.3f ends at %.17g, "
+			    "after the slice it starts in (%.17g)", v[i].tid,
+			    v[i].name, v[i].ts, v[i].ts + v[i].dur,
+			    open[depth - 1]);
+		assert_true(depth < 64);
+		open[depth++] = v[i].ts + v[i].dur;
+	}
+	free(v);
+}
+
 static void
 jtrace_parse(struct jtrace *jt, const char *json)
 {
@@ -181,6 +232,7 @@ jtrace_parse(struct jtrace *jt, const char *json)
 		} else if (ph[0] == 's' || ph[0] == 'f')
 			e->id = jnum(ev, "id");
 	}
+	jtrace_check_nesting(jt);
 	assert_true(jt->ncpu >= 1);
 	for (cpu = 0; cpu < jt->ncpu; cpu++)
 		assert_true(jt->cpu_tid[cpu] > 0);

@@ -166,6 +166,65 @@ test_errname_covers_every_errno(void **state)
 }
 
 /* The JSON parses, and every IPI sent has one handler event (same id). */
+/* src/trace_json.c, internal (the library's sc_internal.h). */
+double	sc__json_quantum(uint64_t span_ns);
+void	sc__json_ts_dur(FILE *fp, double q, uint64_t t0, uint64_t t1);
+
+/* The ts and the ts + dur a reader gets from sc__json_ts_dur()'s text. */
+static void
+read_ts_dur(double q, uint64_t t0, uint64_t t1, double *ts, double *end)
+{
+	char buf[96], *p;
+	FILE *fp;
+
+	fp = fmemopen(buf, sizeof(buf), "w");
+	assert_non_null(fp);
+	sc__json_ts_dur(fp, q, t0, t1);
+	fclose(fp);
+	assert_true(strncmp(buf, "\"ts\":", 5) == 0);
+	*ts = strtod(buf + 5, &p);
+	assert_true(strncmp(p, ",\"dur\":", 7) == 0);
+	*end = *ts + strtod(p + 7, NULL);
+}
+
+/*
+ * A slice's end, as a reader adds ts and dur in doubles, is the time of
+ * its end ns: the same for every slice that ends there, and the ts of one
+ * that starts there.  With three decimals 14249.853 + 403.612 read as
+ * 14653.464999999998 and 14251.015 + 402.450 as 14653.465: a snapshot
+ * round ended before the IPI waits inside it, and speedscope lost the rest
+ * of the requester's profile (trace_speedscope failed now and then).
+ */
+static void
+test_json_slice_ends_exact(void **state)
+{
+	double q = sc__json_quantum(14826223), ts, end, ts2, end2, ts3, end3;
+	uint64_t t0, t1, span;
+	unsigned seed = 1;
+	int i;
+
+	(void)state;
+	read_ts_dur(q, 14249853, 14653465, &ts, &end);
+	read_ts_dur(q, 14251015, 14653465, &ts2, &end2);
+	read_ts_dur(q, 14653465, 14826223, &ts3, &end3);
+	assert_true(end == end2 && end == ts3);
+	/* Times within a ns of their own; ends on starts, for any span. */
+	for (i = 0; i < 200000; i++) {
+		t0 = ((uint64_t)rand_r(&seed) << 16 ^ (uint64_t)rand_r(&seed)) %
+		    (i % 2 ? 100000 : 100000000000ULL);
+		t1 = t0 + (uint64_t)rand_r(&seed) % (i % 3 ? 1000000 : 1000);
+		span = t1 + (uint64_t)rand_r(&seed) % 100000000;
+		q = sc__json_quantum(span);
+		read_ts_dur(q, t0, t1, &ts, &end);
+		read_ts_dur(q, t1, span, &ts2, &end2);
+		if (end != ts2 || ts * 1000 < (double)t0 - 0.001 ||
+		    ts * 1000 > (double)t0 + 0.001)
+			fail_msg("slice %" PRIu64 "-%" PRIu64 " ns (trace %"
+			    PRIu64 "): ts %.17g, ends at %.17g, the next "
+			    "starts at %.17g", t0, t1, span, ts, end, ts2);
+	}
+}
+
 static void
 test_json_parses_and_links_ipis(void **state)
 {
@@ -493,6 +552,7 @@ main(void)
 		cmocka_unit_test(test_narrated_lost_ipi),
 		cmocka_unit_test(test_narrated_user_mode),
 		cmocka_unit_test(test_errname_covers_every_errno),
+		cmocka_unit_test(test_json_slice_ends_exact),
 		cmocka_unit_test(test_json_parses_and_links_ipis),
 		cmocka_unit_test(test_json_viewer_rules),
 		cmocka_unit_test(test_json_after_wrap),
