@@ -103,7 +103,7 @@ struct sc_js {
 	size_t		js_n;
 	uint64_t	js_base;	/* earliest ts: the JSON's 0 */
 	uint64_t	js_end;		/* latest ts */
-	double		js_q;		/* the grid of times (sc__json_quantum()) */
+	double		js_q;		/* grid of times: sc__json_quantum() */
 	int		*js_track;	/* [js_n] a record's track */
 	int		js_ntracks;	/* the CPUs', then the requesters' */
 	int		*js_host;	/* [js_ntracks - ncpu] a requester

@@ -125,8 +125,9 @@ jtrace_check_nesting(const struct jtrace *jt)
 		while (depth > 0 && open[depth - 1] <= v[i].ts)
 			depth--;
 		if (depth > 0 && v[i].ts + v[i].dur > open[depth - 1])
-			fail_msg("track %.0f: slice \"%s\" at %.3f ends at %.17g, "
-			    "after the slice it starts in (%.17g)", v[i].tid,
+			fail_msg("track %.0f: slice \"%s\" at %.3f ends at "
+			    "%.17g, after the slice it starts in (%.17g)",
+			    v[i].tid,
 			    v[i].name, v[i].ts, v[i].ts + v[i].dur,
 			    open[depth - 1]);
 		assert_true(depth < 64);
