@@ -27,12 +27,36 @@
 
 #include "host_var.h"
 #include "frame_bounds.h"
+#include "sc_sanitizer.h"
 
 /* (c) once sc__host_walk_init() returned: set under sc_host_mtx. */
 static struct sc_range *sc_host_fptext;	/* objects with frame pointers */
 static size_t sc_host_nfptext;
 static struct sc_range sc_host_main_stack;
 static _Atomic bool sc_host_walk_ready;
+#if !defined(SC_SANITIZER_THREAD)
+/* (c) libunwind's own reader of the local address space, kept. */
+static int (*sc_host_unw_mem)(unw_addr_space_t, unw_word_t, unw_word_t *,
+    int, void *);
+
+/*
+ * What the handler's walk reads without checks (thread-local: only its
+ * thread writes it, no lock): the stack it walks,
+ * and the signal's ucontext (libunwind reads the interrupted registers
+ * from it as memory), which may lie on an alternate signal stack.
+ */
+struct sc_host_unw_mem {
+	struct sc_range	um_stack;
+	struct sc_range	um_uc;
+};
+static __thread struct sc_host_unw_mem sc_host_unw_known SC_TLS_IE;
+
+static bool
+sc_host_in(struct sc_range r, uintptr_t addr, size_t len)
+{
+	return (addr >= r.lo && addr < r.hi && r.hi - addr >= len);
+}
+#endif
 
 /*
  * Objects built without frame pointers on Debian: their %rbp is a
@@ -73,9 +97,43 @@ sc_host_find_main_stack(void)
 	fclose(fp);
 }
 
+#if !defined(SC_SANITIZER_THREAD)
+/*
+ * The local address space's reader of memory, in the library's place.
+ *
+ * Why: Debian builds libunwind with its conservative checks, so every read
+ * of a step is checked first, a page at a time, with mincore() and a
+ * write() of the byte to a pipe and a read() back: three system calls a
+ * new page, about six a handler (each thread's stack is new to it).  The
+ * walk already knows the stack it is on, [rsp, thread pointer), mapped
+ * and readable (sc_host_stack_of()), and the ucontext: a read there needs
+ * no check.  Every other read, and every read of any other unwinding in
+ * the process (the ranges are empty outside a walk of ours), goes to
+ * libunwind's own reader.
+ * The walk of ASan builds reads other frames' redzones, as the
+ * frame-pointer walk does.
+ */
+SC_SAN_NO_ASAN static int
+sc_host_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
+    int write, void *arg)
+{
+	struct sc_host_unw_mem k = sc_host_unw_known;
+
+	if (!write && (sc_host_in(k.um_stack, addr, sizeof(*val)) ||
+	    sc_host_in(k.um_uc, addr, sizeof(*val)))) {
+		*val = *(const unw_word_t *)addr;
+		return (0);
+	}
+	return (sc_host_unw_mem(as, addr, val, write, arg));
+}
+#endif
+
 int
 sc__host_walk_init(void)
 {
+#if !defined(SC_SANITIZER_THREAD)
+	unw_accessors_t *acc;
+#endif
 	const struct sc_range *text;
 	struct sc_stack warm;
 	uint64_t unwound;
@@ -88,6 +146,14 @@ sc__host_walk_init(void)
 	    &sc_host_nfptext) != 0)
 		return (ENOMEM);
 	sc_host_find_main_stack();
+#if !defined(SC_SANITIZER_THREAD)
+	/* Once per process: no walk of ours runs before the store below. */
+	acc = unw_get_accessors(unw_local_addr_space);
+	if (acc != NULL && acc->access_mem != sc_host_access_mem) {
+		sc_host_unw_mem = acc->access_mem;
+		acc->access_mem = sc_host_access_mem;
+	}
+#endif
 	atomic_store(&sc_host_walk_ready, true);
 	/* libunwind's first use allocates: here, not in a handler. */
 	sc__host_walk_self(&warm, &unwound);
@@ -167,6 +233,7 @@ sc__host_walk(const ucontext_t *uc, struct sc_stack *st, uint64_t *unwound)
 	struct sc_range stack = sc_host_stack_of((uintptr_t)g[REG_RSP]);
 	uintptr_t pc = (uintptr_t)g[REG_RIP];
 #if !defined(SC_SANITIZER_THREAD)
+	struct sc_host_unw_mem saved;
 	unw_cursor_t cur;
 	unw_word_t ip, bp;
 #endif
@@ -181,9 +248,14 @@ sc__host_walk(const ucontext_t *uc, struct sc_stack *st, uint64_t *unwound)
 		sc_host_walk_fp(st, (uintptr_t)g[REG_RBP], stack);
 	}
 #else
+	/* A handler nested in ours (a fault, say) puts ours back. */
+	saved = sc_host_unw_known;
+	sc_host_unw_known.um_stack = stack;
+	sc_host_unw_known.um_uc.lo = (uintptr_t)uc;
+	sc_host_unw_known.um_uc.hi = (uintptr_t)uc + sizeof(*uc);
 	if (unw_init_local2(&cur, (unw_context_t *)(uintptr_t)uc,
 	    UNW_INIT_SIGNAL_FRAME) != 0)
-		return;
+		goto out;
 	while (st->depth < SC_STACK_MAX) {
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) != 0 || ip == 0)
 			break;
@@ -193,11 +265,13 @@ sc__host_walk(const ucontext_t *uc, struct sc_stack *st, uint64_t *unwound)
 		if (st->depth > 1 && stack.hi != 0 && sc_host_in_fptext(ip) &&
 		    unw_get_reg(&cur, UNW_X86_64_RBP, &bp) == 0) {
 			sc_host_walk_fp(st, bp, stack);
-			return;
+			break;
 		}
 		if (unw_step(&cur) <= 0)
 			break;
 	}
+out:
+	sc_host_unw_known = saved;
 #endif
 }
 

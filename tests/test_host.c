@@ -6,12 +6,16 @@
  * check the handshake (verdicts, identity, bounds) and skip what a walk
  * finds, and no spinning thread is asked (it never reaches one).
  */
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <errno.h>
+#include <libunwind.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include <cjson/cJSON.h>
@@ -603,6 +607,87 @@ test_host_exited(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Frames from here up, by libunwind, as a program of its own would. */
+SC_NOIPA static int
+own_backtrace(void **pcs, int max)
+{
+	return (unw_backtrace(pcs, max));
+}
+
+/*
+ * The child of test_host_libunwind_left_alone: 0 when all held, else the
+ * number of the check that failed.
+ */
+static int
+libunwind_child(void)
+{
+	struct sc_host_thread out[4];
+	void *pcs[2][32];
+	unw_context_t uc;
+	unw_cursor_t cur;
+	Dl_info info;
+	char *page;
+	size_t n;
+	/* Not unrolled: both backtraces from one call site. */
+	volatile int rounds = 2;
+	int i, depth[2];
+
+	for (i = 0; i < rounds; i++) {
+		if (i == 1 && sc_host_snapshot(out, 4, &n, TMO) != 0)
+			return (1);
+		depth[i] = own_backtrace(pcs[i], 32);
+	}
+	if (depth[0] < 2 || depth[0] != depth[1] ||
+	    memcmp(pcs[0], pcs[1], sizeof(void *) * (size_t)depth[0]) != 0)
+		return (2);
+#if HK_WALKS
+	/* The library's reader is in place (src/host_walk.c)... */
+	if (dladdr((void *)(uintptr_t)unw_get_accessors(
+	    unw_local_addr_space)->access_mem, &info) == 0 ||
+	    strstr(info.dli_fname, "libunwind") != NULL)
+		return (3);
+#else
+	(void)info;
+#endif
+	/* ...and another unwinding's reads are still checked: a context
+	 * whose stack is a page that cannot be read gives an error, not a
+	 * fault. */
+	page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED || unw_getcontext(&uc) != 0)
+		return (4);
+	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)(page + 64);
+	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)(uintptr_t)(page + 128);
+	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(uintptr_t)own_backtrace + 1;
+	if (unw_init_local2(&cur, &uc, UNW_INIT_SIGNAL_FRAME) == 0)
+		(void)unw_step(&cur);
+	return (0);
+}
+
+/*
+ * The library changes libunwind's local address space (a reader of its
+ * own, for the stack its handler walks), and nothing else a program that
+ * also uses libunwind would see: the same frames before and after a
+ * snapshot, and its reads outside our walk checked as before.  In a child:
+ * a fault there ends the child, not the suite.
+ */
+static void
+test_host_libunwind_left_alone(void **state)
+{
+	pid_t pid;
+	int status;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(libunwind_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status))
+		fail_msg("the child died of signal %d", WTERMSIG(status));
+	if (WEXITSTATUS(status) != 0)
+		fail_msg("check %d failed in the child", WEXITSTATUS(status));
+}
+
 /* The signal: never taken from the program's handler. */
 static void
 prog_handler(int sig)
@@ -712,6 +797,7 @@ main(void)
 		cmocka_unit_test(test_host_many_threads),
 		cmocka_unit_test(test_host_exited),
 		cmocka_unit_test(test_host_signal_not_stolen),
+		cmocka_unit_test(test_host_libunwind_left_alone),
 		cmocka_unit_test(test_host_outputs),
 	};
 
