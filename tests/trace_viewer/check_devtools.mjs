@@ -13,30 +13,13 @@
 // Renderer.processes gives each thread's entries (its slices) in the
 // panel's track order, Flows.flows the arrows.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { viewerArgs } from './viewer_args.mjs';
 
-const SKIP = 77;
-const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
-const [demo, ...scenarios] = process.argv.slice(2);
-if (!demo || scenarios.length === 0) {
-  console.error('usage: node check_devtools.mjs STACKCAP_DEMO SCENARIO...');
-  process.exit(2);
-}
-if (!existsSync(chromium)) {
-  console.error(`skipped: no Chromium at ${chromium} (apt-get install ` +
-      'chromium, or set CHROMIUM)');
-  process.exit(SKIP);
-}
-let puppeteer;
-try {
-  puppeteer = (await import('puppeteer-core')).default;
-} catch (e) {
-  console.error('skipped: puppeteer-core is not installed (npm ci in ' +
-      'tests/trace_viewer; tools/test.sh does it)');
-  process.exit(SKIP);
-}
+const { chromium, demo, scenarios, puppeteer } =
+    await viewerArgs('check_devtools.mjs');
 
 // What the JSON itself says: the tracks' names by tid, slices, flow ids.
 function fromJson(trace) {

@@ -25,29 +25,19 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync }
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { SKIP, viewerArgs } from './viewer_args.mjs';
 
-const SKIP = 77;
-const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
-const [demo, ...scenarios] = process.argv.slice(2);
-if (!demo || scenarios.length === 0) {
-  console.error('usage: node check_speedscope.mjs STACKCAP_DEMO SCENARIO...');
-  process.exit(2);
-}
-if (!existsSync(chromium)) {
-  console.error(`skipped: no Chromium at ${chromium} (apt-get install ` +
-      'chromium, or set CHROMIUM)');
-  process.exit(SKIP);
-}
-let puppeteer, release;
+const { chromium, demo, scenarios, puppeteer } =
+    await viewerArgs('check_speedscope.mjs');
+let release;
 try {
-  puppeteer = (await import('puppeteer-core')).default;
   const require = createRequire(import.meta.url);
   release = join(dirname(require.resolve('speedscope/package.json')),
       'dist', 'release', 'index.html');
   if (!existsSync(release))
     throw new Error(`no ${release}`);
 } catch (e) {
-  console.error('skipped: puppeteer-core or speedscope is not installed ' +
+  console.error('skipped: speedscope is not installed ' +
       `(${e.message}; npm ci in tests/trace_viewer; tools/test.sh does it)`);
   process.exit(SKIP);
 }
