@@ -40,10 +40,10 @@ static int (*sc_host_unw_mem)(unw_addr_space_t, unw_word_t, unw_word_t *,
     int, void *);
 
 /*
- * What the handler's walk reads without checks (thread-local: only its
- * thread writes it, no lock): the stack it walks,
- * and the signal's ucontext (libunwind reads the interrupted registers
- * from it as memory), which may lie on an alternate signal stack.
+ * What the handler's walk reads without checks: the stack it walks, and
+ * the signal's ucontext (libunwind reads the interrupted registers from
+ * it as memory), which may lie on an alternate signal stack.  Thread-local:
+ * only its own thread writes it, so no lock.
  */
 struct sc_host_unw_mem {
 	struct sc_range	um_stack;
@@ -109,9 +109,8 @@ sc_host_find_main_stack(void)
  * and readable (sc_host_stack_of()), and the ucontext: a read there needs
  * no check.  Every other read, and every read of any other unwinding in
  * the process (the ranges are empty outside a walk of ours), goes to
- * libunwind's own reader.
- * The walk of ASan builds reads other frames' redzones, as the
- * frame-pointer walk does.
+ * libunwind's own reader.  Not instrumented by ASan: it reads other
+ * frames' redzones, as the frame-pointer walk does.
  */
 SC_SAN_NO_ASAN static int
 sc_host_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,

@@ -49,6 +49,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -557,37 +558,40 @@ sc_js_ulp(double x)
 	return (up - x);
 }
 
+/* The C locale, made once: digits whatever the program's LC_NUMERIC. */
+static pthread_once_t sc_js_c_once = PTHREAD_ONCE_INIT;
+static locale_t sc_js_c_locale;
+
+static void
+sc_js_c_init(void)
+{
+	sc_js_c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
 /*
- * x, the time of ns: as sc_js_us() writes ns when x is its
- * double, else with the fewest digits that read back as x (%.17g at
- * most), in the C locale whatever the program's LC_NUMERIC.
+ * x, the time of ns: as sc_js_us() writes ns when x is its double, else
+ * with the fewest digits that read back as x (%.17g at most), in the C
+ * locale.
  */
 static void
 sc_js_num(FILE *fp, double x, uint64_t ns)
 {
 	char buf[32];
-	locale_t c, prev;
+	locale_t prev;
 	int prec;
 
-	if (x == (double)ns / 1000) {
+	pthread_once(&sc_js_c_once, sc_js_c_init);
+	if (x == (double)ns / 1000 || sc_js_c_locale == (locale_t)0) {
 		sc_js_us(fp, ns);
 		return;
 	}
-	c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-	if (c == (locale_t)0) {
-		sc_js_us(fp, ns);
-		return;
-	}
-	prev = uselocale(c);
-	for (prec = 15; prec < 17; prec++) {
+	prev = uselocale(sc_js_c_locale);
+	for (prec = 15;; prec++) {
 		snprintf(buf, sizeof(buf), "%.*g", prec, x);
-		if (strtod(buf, NULL) == x)
+		if (prec == 17 || strtod(buf, NULL) == x)
 			break;
 	}
-	if (prec == 17)
-		snprintf(buf, sizeof(buf), "%.17g", x);
 	uselocale(prev);
-	freelocale(c);
 	fputs(buf, fp);
 }
 
@@ -618,6 +622,13 @@ sc_js_t(double q, uint64_t ns)
 {
 	/* ns / 1000 / q < 2^53, and a division by a power of two is exact. */
 	return ((double)(uint64_t)((double)ns / 1000 / q + 0.5) * q);
+}
+
+/* The time ns after the JSON's 0, written on the grid q. */
+static void
+sc_js_time(FILE *fp, double q, uint64_t ns)
+{
+	sc_js_num(fp, sc_js_t(q, ns), ns);
 }
 
 /*
@@ -665,8 +676,7 @@ sc_js_instant(FILE *fp, const struct sc_js *js,
 	fprintf(fp, ",\n{\"name\":\"%s\",\"cat\":\"" SC_JS_CAT
 	    "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":",
 	    sc_trace_event_name(r->event));
-	sc_js_num(fp, sc_js_t(js->js_q, r->ts_ns - js->js_base + nudge),
-	    r->ts_ns - js->js_base + nudge);
+	sc_js_time(fp, js->js_q, r->ts_ns - js->js_base + nudge);
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{\"event\":\"%s\",\"seq\":%"
 	    PRIu64 ",\"td\":%d,\"arg0\":%" PRIu64 ",\"arg1\":%" PRIu64
 	    ",\"text\":", sc_js_track(js, r) + 1, sc_trace_event_name(r->event),
@@ -705,7 +715,7 @@ sc_js_slice(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 	    "\"ph\":\"%s\",%s\"id\":%" PRIu64 ",\"ts\":",
 	    sl->sl_kind == SC_JS_WAIT ? "s" : "f",
 	    sl->sl_kind == SC_JS_WAIT ? "" : "\"bp\":\"e\",", sl->sl_flow);
-	sc_js_num(fp, sc_js_t(js->js_q, start), start);	/* the slice's */
+	sc_js_time(fp, js->js_q, start);	/* the slice's ts */
 	fprintf(fp, ",\"pid\":1,\"tid\":%d}", tid);
 }
 

@@ -71,19 +71,6 @@ jcount_at(const struct jev *evs, size_t n, const char *cat, double pid,
 	return (found);
 }
 
-/*
- * Parse json and check the rules that make every viewer read it: the
- * protocol's events in one category, "stackcap", and the slices of no
- * event (threads on CPUs, tracks' spans) in "sched"; no tid 0 (some
- * Perfetto builds drop it); a thread_name per track, and on each track an
- * X slice, the first of them in track order (the viewers list tracks in
- * the order of their first events), and slices from the trace's start to
- * its end (speedscope lines up its profiles by them); every flow start and
- * end on the ts of one "stackcap" X slice of its pid/tid and of no other
- * "stackcap" event there (Chrome DevTools binds a flow to an event of the
- * same cat, pid, tid and ts), the end with "bp":"e"; no flow end without
- * its start, and one start and one end per id.
- */
 /* Slices by track, then start, the longer first: the order of nesting. */
 static int
 jev_nest_cmp(const void *pa, const void *pb)
@@ -127,8 +114,7 @@ jtrace_check_nesting(const struct jtrace *jt)
 		if (depth > 0 && v[i].ts + v[i].dur > open[depth - 1])
 			fail_msg("track %.0f: slice \"%s\" at %.3f ends at "
 			    "%.17g, after the slice it starts in (%.17g)",
-			    v[i].tid,
-			    v[i].name, v[i].ts, v[i].ts + v[i].dur,
+			    v[i].tid, v[i].name, v[i].ts, v[i].ts + v[i].dur,
 			    open[depth - 1]);
 		assert_true(depth < 64);
 		open[depth++] = v[i].ts + v[i].dur;
@@ -136,6 +122,20 @@ jtrace_check_nesting(const struct jtrace *jt)
 	free(v);
 }
 
+/*
+ * Parse json and check the rules that make every viewer read it: the
+ * protocol's events in one category, "stackcap", and the slices of no
+ * event (threads on CPUs, tracks' spans) in "sched"; no tid 0 (some
+ * Perfetto builds drop it); a thread_name per track, and on each track an
+ * X slice, the first of them in track order (the viewers list tracks in
+ * the order of their first events), and slices from the trace's start to
+ * its end (speedscope lines up its profiles by them); every flow start and
+ * end on the ts of one "stackcap" X slice of its pid/tid and of no other
+ * "stackcap" event there (Chrome DevTools binds a flow to an event of the
+ * same cat, pid, tid and ts), the end with "bp":"e"; no flow end without
+ * its start, and one start and one end per id; each track's slices nest
+ * (jtrace_check_nesting()).
+ */
 static void
 jtrace_parse(struct jtrace *jt, const char *json)
 {

@@ -165,7 +165,6 @@ test_errname_covers_every_errno(void **state)
 	assert_string_equal(sc_errname(100000), "E?");
 }
 
-/* The JSON parses, and every IPI sent has one handler event (same id). */
 /* src/trace_json.c, internal (the library's sc_internal.h). */
 double	sc__json_quantum(uint64_t span_ns);
 void	sc__json_ts_dur(FILE *fp, double q, uint64_t t0, uint64_t t1);
@@ -225,6 +224,7 @@ test_json_slice_ends_exact(void **state)
 	}
 }
 
+/* The JSON parses, and every IPI sent has one handler event (same id). */
 static void
 test_json_parses_and_links_ipis(void **state)
 {
