@@ -50,17 +50,32 @@ scn_preempted(struct sc_proc *p, struct scn_result *res)
 
 	if ((error = scn_target_start(p, &t, "spinner", 1)) != 0)
 		return (error);
-	if (sc_thread_create(p, "hog", hog_main, &h, &hog) != 0)
+	if (sc_thread_create(p, "hog", hog_main, &h, &hog) != 0) {
+		(void)scn_target_stop(&t);
 		return (ENOMEM);
-	if (!SCN_WAIT(atomic_load(&h.running)))
-		return (ETIMEDOUT);
-	state = sc_thread_state(t.td);
-	scn_capture(p, &t, res);
-	res->raced = SCN_CNT(m, preempted) >= 1 && state == SC_TDS_RUNQ;
+	}
+	/*
+	 * h and t die with this frame: on every path the hog and the target
+	 * are gone before it returns.  Before, a wait that expired returned
+	 * at once, and the hog, run later, wrote h.running into the stack of
+	 * whatever the caller called next (TSan's report of test_trace, where
+	 * the clock's signal waits for the spinning target to call in).
+	 */
+	if (SCN_WAIT(atomic_load(&h.running))) {
+		state = sc_thread_state(t.td);
+		scn_capture(p, &t, res);
+		res->raced = SCN_CNT(m, preempted) >= 1 &&
+		    state == SC_TDS_RUNQ;
+	} else
+		error = ETIMEDOUT;
+	/* The target first: a hog that never ran waits for its CPU, which
+	 * the target, spinning without a call, keeps until it exits. */
 	atomic_store(&h.release, 1);
-	if ((error = sc_thread_join(hog)) != 0)
-		return (error);
-	return (scn_target_stop(&t));
+	if (scn_target_stop(&t) != 0 && error == 0)
+		error = EINVAL;
+	if (sc_thread_join(hog) != 0 && error == 0)
+		error = EINVAL;
+	return (error);
 }
 
 /*

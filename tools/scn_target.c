@@ -198,8 +198,13 @@ scn_target_start_fn(struct sc_proc *p, struct scn_target *t,
 	 * first, and a capture there (an IPI taken at its first point in
 	 * deterministic mode) would not hold the target's chain.
 	 */
-	return (SCN_WAIT(scn_in_state(t->td, SC_TDS_RUNNING) &&
-	    atomic_load(&t->looping)) ? 0 : ETIMEDOUT);
+	if (SCN_WAIT(scn_in_state(t->td, SC_TDS_RUNNING) &&
+	    atomic_load(&t->looping)))
+		return (0);
+	/* t is the caller's, and dies with its frame: the target must not
+	 * outlive it (its loop would read and write a stack reused). */
+	(void)scn_target_stop(t);
+	return (ETIMEDOUT);
 }
 
 int
