@@ -13,7 +13,7 @@
  * assertion on timings: every wait is a bounded wait for a condition.
  */
 #include "sc_test.h"
-#include "scenarios.h"
+#include "scn_target.h"
 
 /* A machine of ncpu CPUs with the clock at hz, in tm with a process tp. */
 static void
@@ -415,6 +415,40 @@ test_scenario_preempt_in_window(void **state)
 	assert_int_equal(res.cnt.captures_running, 0);
 }
 
+/*
+ * A scenario whose bounded wait expires returns ETIMEDOUT with its
+ * threads gone: its target and hog point into its frame, which dies as
+ * it returns.  Without a clock (hz 0) the spinning target never leaves
+ * its CPU, so the hog never runs and the wait (lowered to 200 ms) expires
+ * in both clock scenarios.  (Before the fix, the target, and in
+ * "preempted" the hog, were still running after the return: the hog
+ * wrote into the caller's next frame.)
+ */
+static void
+test_scenario_expired_stops_threads(void **state)
+{
+	int (*run[])(struct sc_proc *, struct scn_result *) = {
+		scn_preempted, scn_preempt_in_window,
+	};
+	struct sc_thread *tds[4];
+	struct scn_result res;
+	uint64_t bound;
+	size_t i, n;
+
+	(void)state;
+	bound = scn_bound_ns;
+	scn_bound_ns = 200ULL * 1000 * 1000;
+	for (i = 0; i < sizeof(run) / sizeof(run[0]); i++) {
+		clock_machine(1, 0);
+		memset(&res, 0, sizeof(res));
+		assert_int_equal(run[i](tp, &res), ETIMEDOUT);
+		sc_proc_threads(tp, tds, 4, &n);
+		assert_int_equal(n, 0);
+		sc_test_teardown(NULL);
+	}
+	scn_bound_ns = bound;
+}
+
 /* ------------------------------------------------------------------------
  * sched_add()'s preemption: a better thread made runnable takes the CPU
  * ------------------------------------------------------------------------ */
@@ -685,6 +719,7 @@ main(void)
 		cmocka_unit_test(test_hz_range),
 		cmocka_unit_test(test_scenario_preempted),
 		cmocka_unit_test(test_scenario_preempt_in_window),
+		cmocka_unit_test(test_scenario_expired_stops_threads),
 	};
 
 	return (cmocka_run_group_tests(tests, NULL, NULL));

@@ -31,6 +31,22 @@ hog_main(void *arg)
 }
 
 /*
+ * Stop the target, then join the hog (released), keeping in *error the
+ * first error.  The target first: a hog that never ran waits for its
+ * CPU, which the target, spinning without a call, keeps until it exits.
+ */
+static void
+scn_stop_both(struct scn_target *t, struct sc_thread *hog, int *error)
+{
+	int e;
+
+	if ((e = scn_target_stop(t)) != 0 && *error == 0)
+		*error = e;
+	if (hog != NULL && (e = sc_thread_join(hog)) != 0 && *error == 0)
+		*error = e;
+}
+
+/*
  * One CPU.  The target spins in target_main -> spin_outer -> spin_inner
  * without any call into the library; a second thread waits for the CPU.
  * The clock ends the target's slice (hz / 10 ticks) and preempts it at
@@ -54,13 +70,8 @@ scn_preempted(struct sc_proc *p, struct scn_result *res)
 		(void)scn_target_stop(&t);
 		return (ENOMEM);
 	}
-	/*
-	 * h and t die with this frame: on every path the hog and the target
-	 * are gone before it returns.  Before, a wait that expired returned
-	 * at once, and the hog, run later, wrote h.running into the stack of
-	 * whatever the caller called next (TSan's report of test_trace, where
-	 * the clock's signal waits for the spinning target to call in).
-	 */
+	/* h and t die with this frame: on every path, the hog and the
+	 * target are gone before it returns. */
 	if (SCN_WAIT(atomic_load(&h.running))) {
 		state = sc_thread_state(t.td);
 		scn_capture(p, &t, res);
@@ -68,13 +79,8 @@ scn_preempted(struct sc_proc *p, struct scn_result *res)
 		    state == SC_TDS_RUNQ;
 	} else
 		error = ETIMEDOUT;
-	/* The target first: a hog that never ran waits for its CPU, which
-	 * the target, spinning without a call, keeps until it exits. */
 	atomic_store(&h.release, 1);
-	if (scn_target_stop(&t) != 0 && error == 0)
-		error = EINVAL;
-	if (sc_thread_join(hog) != 0 && error == 0)
-		error = EINVAL;
+	scn_stop_both(&t, hog, &error);
 	return (error);
 }
 
@@ -141,8 +147,8 @@ scn_preempt_in_window(struct sc_proc *p, struct scn_result *res)
 	error = scn_run_hooked(p, &t, &w.h, hook_preempt, res);
 	res->raced = res->raced && SCN_CNT(m, preempted) > preempted &&
 	    SCN_CNT(m, retry_other) > retried;
+	/* As in scn_preempted(): t, and w.hog, die with this frame. */
 	atomic_store(&w.hog.release, 1);
-	if (w.hogtd != NULL && sc_thread_join(w.hogtd) != 0 && error == 0)
-		error = EINVAL;
-	return (error != 0 ? error : scn_target_stop(&t));
+	scn_stop_both(&t, w.hogtd, &error);
+	return (error);
 }

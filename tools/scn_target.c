@@ -13,6 +13,8 @@
 
 #include "scn_target.h"
 
+uint64_t scn_bound_ns = SCN_BOUND_NS;
+
 void
 scn_pause(void)
 {

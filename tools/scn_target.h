@@ -22,7 +22,13 @@
 
 #include "scenarios.h"
 
-#define SCN_BOUND_NS	(10ULL * 1000 * 1000 * 1000)	/* any wait: 10 s */
+/*
+ * The bound of any wait (SCN_WAIT), 10 s.  A test lowers it, before it
+ * creates the machine, to make a wait expire on purpose: what a scenario
+ * does then (stop its threads before its frame returns) is tested too.
+ */
+#define SCN_BOUND_NS	(10ULL * 1000 * 1000 * 1000)
+extern uint64_t	scn_bound_ns;
 #define SCN_MS(ms)	((ms) * 1000L * 1000)	/* a capture's bound */
 
 /* Commands a target obeys from its spin loop. */
@@ -85,13 +91,13 @@ void	scn_pause(void);
 
 /*
  * The bounded wait, the only one: true once cond holds, false when
- * SCN_BOUND_NS passed first.  cond is evaluated again at each turn.
+ * scn_bound_ns passed first.  cond is evaluated again at each turn.
  */
 #define SCN_WAIT(cond)	({						\
 	struct sc_deadline dl_;						\
 	bool ok_ = true;						\
 									\
-	sc_deadline_start(&dl_, SCN_BOUND_NS);				\
+	sc_deadline_start(&dl_, scn_bound_ns);				\
 	while (!(cond)) {						\
 		if (sc_deadline_passed(&dl_)) {				\
 			ok_ = false;					\
