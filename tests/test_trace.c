@@ -302,6 +302,12 @@ test_json_viewer_rules(void **state)
 	size_t k;
 
 	for (k = 0; k < scn_nscenarios; k++) {
+#if defined(SC_SANITIZER_THREAD)
+		/* TSan holds the clock's signal until the spinning target
+		 * calls in, which it never does: the scenario cannot run. */
+		if ((scn_scenarios[k].flags & SCN_CLOCK) != 0)
+			continue;
+#endif
 		run_traced(scn_scenarios[k].name, &o);
 		jtrace_parse(&jt, o.json);
 		if (jtrace_check_records(&jt, o.recs, o.nrecs) < 1)

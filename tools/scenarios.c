@@ -103,10 +103,12 @@ const struct scn_scenario scn_scenarios[] = {
 	    "while one on cpu0 waits for its IPI" },
 	{ .name = "preempted", .run = scn_preempted,
 	    .ncpu = 1, .timeout_ns = SCN_MS(1000),
+	    .flags = SCN_CLOCK,
 	    .summary = "the clock ends a spinning thread's slice: preempted "
 	    "at the interrupt's end, its pcb shows the interrupt's frame" },
 	{ .name = "preempt-in-window", .run = scn_preempt_in_window,
 	    .ncpu = 1, .timeout_ns = SCN_MS(1000),
+	    .flags = SCN_CLOCK,
 	    .summary = "the clock preempts the target after the requester "
 	    "read its td_oncpu: the IPI finds another thread, the retry "
 	    "walks the pcb" },

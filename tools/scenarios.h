@@ -42,6 +42,10 @@ struct scn_result {
 enum { SCN_SCHED_DEFAULT = 0, SCN_SCHED_ULE, SCN_SCHED_4BSD };
 /* scn_scenario.flags */
 #define SCN_PANICS	0x1	/* a KASSERT fires: record it, go on */
+#define SCN_CLOCK	0x2	/* the clock's signal must preempt a thread
+				   that spins without a call (TSan holds an
+				   asynchronous signal until the thread
+				   calls in: the scenario's wait expires) */
 
 struct scn_scenario {
 	const char	*name;		/* e.g. "switch-off" */
