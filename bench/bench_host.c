@@ -13,7 +13,8 @@
  * thread asked (sc_host_thread.name and the thread's own chain), and
  * every spinning thread's stack holds its own chain.
  *
- * usage: bench_host [NTHREADS [ROUNDS [SPIN [EURUNS]]]]	(default 1000 5 10 3)
+ * usage: bench_host [NTHREADS [ROUNDS [SPIN [EURUNS]]]]
+ *	(default 1000 5 10 3)
  *
  * eu-stack runs EURUNS times after the snapshots (it stops every thread
  * with ptrace, about 1 ms a thread); its time varies more from run to run
@@ -376,12 +377,13 @@ main(int argc, char **argv)
 		printf("eu-stack -p: not measured: %s\n", why);
 	else {
 		qsort(eu, (size_t)neu, sizeof(*eu), dbl_cmp);
-		printf("eu-stack -p, %d runs              best %8.2f ms  median "
-		    "%8.2f ms  (%.2f us a thread, best; %d threads listed)\n",
+		printf("eu-stack -p, %d runs              best %8.2f ms  "
+		    "median %8.2f ms  (%.2f us a thread, best; %d threads "
+		    "listed)\n",
 		    neu, eu[0] / 1e6, eu[neu / 2] / 1e6, eu[0] / 1e3 / listed,
 		    listed);
-		printf("ratio a thread: eu-stack / sc_host_snapshot, best %.0fx, "
-		    "median %.0fx (goal >= 100x)\n",
+		printf("ratio a thread: eu-stack / sc_host_snapshot, best "
+		    "%.0fx, median %.0fx (goal >= 100x)\n",
 		    (eu[0] / listed) / (ms[0] * 1e6 / (nt + 1)),
 		    (eu[neu / 2] / listed) / (ms[rounds / 2] * 1e6 / (nt + 1)));
 	}

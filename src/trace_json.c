@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include "sc_internal.h"
+#include "trace_names.h"
 
 #define SC_JS_CAT	"stackcap"
 
@@ -113,6 +114,7 @@ struct sc_js {
 	size_t		js_nsl;
 	long		*js_opens;	/* [js_n] slice a record opens, or -1 */
 	long		*js_link;	/* [js_n] next open CAPTURE_BEGIN */
+	struct sc_trace_names js_names;	/* the threads' names, by tid */
 };
 
 #define SC_JS_NOREC	((size_t)-1)
@@ -732,6 +734,26 @@ sc_js_track_name(FILE *fp, const struct sc_js *js, int t)
 }
 
 /*
+ * s inside a JSON string: '"' and '\' escaped, control characters as
+ * \u00XX; a byte past ASCII as '?' (a name that sc_thread_create() cut
+ * may end in half a UTF-8 sequence, which is no JSON).
+ */
+static void
+sc_js_putstr(FILE *fp, const char *s)
+{
+	unsigned char c;
+
+	for (; (c = (unsigned char)*s) != '\0'; s++) {
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c >= 0x80 ? '?' : c, fp);
+	}
+}
+
+/*
  * A slice of no record's, in the category "sched": DevTools binds no flow
  * to it (a flow binds only to an event of its own category), and its
  * args are none but the thread's.
@@ -739,8 +761,17 @@ sc_js_track_name(FILE *fp, const struct sc_js *js, int t)
 static void
 sc_js_span(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 {
+	const struct sc_trace_name *nm = NULL;
+
+	if (sl->sl_kind == SC_JS_RUN &&
+	    (nm = sc__trace_name(&js->js_names, sl->sl_tid)) != NULL &&
+	    nm->nm_name[0] == '\0')
+		nm = NULL;
 	fprintf(fp, ",\n{\"name\":\"");
-	if (sl->sl_kind == SC_JS_RUN)
+	if (nm != NULL) {
+		sc_js_putstr(fp, nm->nm_name);
+		fprintf(fp, " (td %d)", sl->sl_tid);
+	} else if (sl->sl_kind == SC_JS_RUN)
 		fprintf(fp, "td %d", sl->sl_tid);
 	else
 		sc_js_track_name(fp, js, sl->sl_track);
@@ -750,6 +781,11 @@ sc_js_span(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{", sl->sl_track + 1);
 	if (sl->sl_kind == SC_JS_RUN)
 		fprintf(fp, "\"td\":%d", sl->sl_tid);
+	if (nm != NULL) {
+		fprintf(fp, ",\"tdname\":\"");
+		sc_js_putstr(fp, nm->nm_name);
+		fprintf(fp, "\"");
+	}
 	fprintf(fp, "}}");
 }
 
@@ -827,6 +863,8 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 	if (js.js_sl == NULL || js.js_opens == NULL || js.js_link == NULL ||
 	    state == NULL)
 		goto out;
+	if (sc__trace_names_get(m, &js.js_names) != 0)
+		goto out;
 	for (i = 0; i < n; i++)
 		js.js_opens[i] = -1;
 	if ((error = sc_js_runs(&js)) != 0)
@@ -838,6 +876,7 @@ sc_trace_write_json(struct sc_machine *m, FILE *fp)
 	sc_js_write(fp, &js);
 	error = ferror(fp) ? EIO : 0;
 out:
+	sc__trace_names_free(&js.js_names);
 	free(state);
 	free(js.js_link);
 	free(js.js_opens);

@@ -55,61 +55,6 @@ sc_svg_lane(struct sc_svg *sv, const struct sc_trace_record *r)
 	return (-1);
 }
 
-static bool
-sc_svg_name_add(struct sc_svg *sv, size_t *cap, const struct sc_thread *td)
-{
-	struct sc_svg_name *nm;
-
-	if (sv->sv_nnames == *cap) {
-		nm = realloc(sv->sv_names, 2 * *cap * sizeof(*nm));
-		if (nm == NULL)
-			return (false);	/* the others are "td N" */
-		sv->sv_names = nm;
-		*cap *= 2;
-	}
-	nm = &sv->sv_names[sv->sv_nnames++];
-	nm->nm_tid = atomic_load(&td->td_tid);
-	nm->nm_idle = td->td_idle;
-	snprintf(nm->nm_name, sizeof(nm->nm_name), "%s", td->td_name);
-	return (true);
-}
-
-/* Names of the threads the machine still knows (joined ones too, until
- * their struct is reused). */
-static int
-sc_svg_names(struct sc_svg *sv, struct sc_machine *m)
-{
-	struct sc_proc *p;
-	struct sc_thread *td;
-	size_t cap = 64;
-
-	if ((sv->sv_names = calloc(cap, sizeof(*sv->sv_names))) == NULL)
-		return (ENOMEM);
-	sc__host_lock(&m->m_list_mtx);
-	for (p = m->m_procs; p != NULL; p = p->p_next)
-		TAILQ_FOREACH(td, &p->p_threads, td_plist)
-			if (!sc_svg_name_add(sv, &cap, td))
-				goto out;
-	TAILQ_FOREACH(td, &m->m_thread_free, td_plist)
-		if (!sc_svg_name_add(sv, &cap, td))
-			break;
-out:
-	sc__host_unlock(&m->m_list_mtx);
-	return (0);
-}
-
-
-const struct sc_svg_name *
-sc__svg_name(const struct sc_svg *sv, int tid)
-{
-	size_t i;
-
-	for (i = 0; i < sv->sv_nnames; i++)
-		if (sv->sv_names[i].nm_tid == tid)
-			return (&sv->sv_names[i]);
-	return (NULL);
-}
-
 static void
 sc_svg_span(struct sc_svg *sv, int kind, int lane, size_t row0, size_t row1,
     int tid)
@@ -328,7 +273,7 @@ sc_trace_write_svg(struct sc_machine *m, FILE *fp, const char *title)
 	    sv.sv_arrows == NULL || sv.sv_cur == NULL || sv.sv_idle == NULL ||
 	    sv.sv_cur_row == NULL || sv.sv_cur_top == NULL ||
 	    sv.sv_h_open == NULL ||
-	    sv.sv_h_last == NULL || sc_svg_names(&sv, m) != 0)
+	    sv.sv_h_last == NULL || sc__trace_names_get(m, &sv.sv_names) != 0)
 		goto out;
 	for (c = 0; c < sv.sv_ncpu; c++)
 		sv.sv_idle[c] =
@@ -361,7 +306,7 @@ out:
 	free(sv.sv_open_row);
 	free(sv.sv_rowrec);
 	free(sv.sv_lane);
-	free(sv.sv_names);
+	sc__trace_names_free(&sv.sv_names);
 	free(sv.sv_recs);
 	return (error);
 }

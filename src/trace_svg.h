@@ -12,14 +12,9 @@
 #include <stdio.h>
 
 #include "stackcap.h"
+#include "trace_names.h"
 
 #define SV_MAXREQ	8	/* requester lanes; more share the last */
-
-struct sc_svg_name {
-	int		nm_tid;
-	bool		nm_idle;	/* a CPU's idle thread */
-	char		nm_name[32];
-};
 
 enum { SV_SLICE, SV_HANDLER, SV_CAPTURE, SV_SNAPSHOT };
 
@@ -61,8 +56,7 @@ struct sc_svg {
 	size_t		sv_nspans;
 	struct sc_svg_arrow	*sv_arrows;
 	size_t		sv_narrows;
-	struct sc_svg_name	*sv_names;
-	size_t		sv_nnames;
+	struct sc_trace_names	sv_names;
 	int		*sv_idle;	/* [ncpu] idle thread's tid */
 	int		*sv_cur;	/* [ncpu] thread on it (0: unknown) */
 	size_t		*sv_cur_row;	/* [ncpu] since that row */
@@ -70,9 +64,6 @@ struct sc_svg {
 	long		*sv_h_open;	/* [ncpu] handler's first row, or -1 */
 	size_t		*sv_h_last;	/* [ncpu] its last row so far */
 };
-
-/* trace_svg.c */
-const struct sc_svg_name *sc__svg_name(const struct sc_svg *sv, int tid);
 
 /* trace_svg_draw.c: write the picture of sv to fp; row_y has room for
  * sv_nrows + 1 doubles. */

@@ -94,7 +94,7 @@ sc_svg_cut(char *s, size_t max)
 static void
 sc_svg_tdname(const struct sc_svg *sv, int tid, char *buf, size_t len)
 {
-	const struct sc_svg_name *nm = sc__svg_name(sv, tid);
+	const struct sc_trace_name *nm = sc__trace_name(&sv->sv_names, tid);
 
 	if (nm != NULL && nm->nm_name[0] != '\0')
 		snprintf(buf, len, "%s", nm->nm_name);
@@ -319,7 +319,7 @@ sc_svg_slice_color(const struct sc_svg *sv, int tid)
 	 * violet. */
 	static const char *const pal[] = { "#82c99a", "#f7dc6f", "#a3e4d7",
 	    "#edbb99", "#c5e1a5", "#d7ccc8", "#b2dfdb", "#f5b7b1" };
-	const struct sc_svg_name *nm = sc__svg_name(sv, tid);
+	const struct sc_trace_name *nm = sc__trace_name(&sv->sv_names, tid);
 
 	if (nm != NULL && nm->nm_idle)
 		return ("#d5d8dc");

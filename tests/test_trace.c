@@ -550,6 +550,60 @@ test_collapsed_format(void **state)
 	sc_machine_destroy(m);
 }
 
+/*
+ * A thread's run slice on its CPU's track is named after the thread (its
+ * td_name, procstat's TDNAME): "NAME (td N)", with args td and tdname; the
+ * name escaped for JSON (a quote, a backslash, a tab), and found after the
+ * thread was joined (its struct, not reused yet, keeps it).  Before, the
+ * slice was "td N" only.
+ */
+static void
+test_json_run_names(void **state)
+{
+	static const char name[] = "q\"u\\o\tx";
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	struct sc_proc *p;
+	struct sc_thread *td;
+	struct jtrace jt;
+	char want[64], *json = NULL;
+	const char *tdname;
+	size_t len, i;
+	FILE *fp;
+	int tid, named = 0;
+
+	(void)state;
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 1;
+	cfg.trace_events = 256;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	assert_int_equal(sc_proc_create(m, "names", &p), 0);
+	assert_int_equal(sc_thread_create(p, name, noop, NULL, &td), 0);
+	tid = sc_thread_tid(td);
+	assert_int_equal(sc_thread_join(td), 0);
+	fp = open_memstream(&json, &len);
+	assert_int_equal(sc_trace_write_json(m, fp), 0);
+	fclose(fp);
+	jtrace_parse(&jt, json);
+	snprintf(want, sizeof(want), "%s (td %d)", name, tid);
+	for (i = 0; i < jt.nslices; i++) {
+		if (strcmp(jt.slices[i].cat, "sched") != 0 ||
+		    jt.slices[i].td != tid)
+			continue;
+		tdname = jstr(cJSON_GetObjectItemCaseSensitive(
+		    jt.slices[i].ev, "args"), "tdname");
+		if (tdname == NULL || strcmp(tdname, name) != 0)
+			fail_msg("td %d's slice: tdname \"%s\"", tid,
+			    tdname != NULL ? tdname : "(none)");
+		assert_string_equal(jt.slices[i].name, want);
+		named++;
+	}
+	assert_true(named >= 1);
+	jtrace_free(&jt);
+	free(json);
+	sc_machine_destroy(m);
+}
+
 int
 main(void)
 {
@@ -562,6 +616,7 @@ main(void)
 		cmocka_unit_test(test_json_parses_and_links_ipis),
 		cmocka_unit_test(test_json_viewer_rules),
 		cmocka_unit_test(test_json_after_wrap),
+		cmocka_unit_test(test_json_run_names),
 		cmocka_unit_test(test_json_requester_tracks),
 		cmocka_unit_test(test_records_pair_ipis),
 		cmocka_unit_test(test_trace_off),
