@@ -27,8 +27,11 @@
  * What this does not control: a plain pthread that first calls in at a
  * moment of its own (its registration is a real-time event), and user code
  * that reads real time or blocks outside the library while it holds the
- * token.  A token that does not come back within SC_DS_STUCK_NS of real
- * time is reported on stderr, once.
+ * token.  A token that does not move within SC_DS_STUCK_NS of real time
+ * is reported on stderr, once, by the watchdog: one pthread of the
+ * process, started with its first deterministic machine, that looks at
+ * every machine's holder (sc__ds_watch()), so that the actors that wait
+ * for the token sleep with no timer.
  *
  * The files: this one, a machine's life (create, stop, the pool of
  * structs); sim_det_actor.c, who the actors are (membership,
@@ -37,10 +40,13 @@
  * the seeded choice (random, PCT); sim_det_clock.c, virtual time.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sc_internal.h"
 #include "check_var.h"
@@ -59,6 +65,10 @@ static uint64_t sc_ds_lives;				/* (g) */
 static int sc_ds_core_n[CPU_SETSIZE];			/* (g) */
 static struct sc_ds *_Atomic sc_ds_all;	/* every struct (ds_allnext) */
 static pthread_once_t sc_ds_fork_once = PTHREAD_ONCE_INIT;
+/* The watchdog: machines armed (a futex word it sleeps on while 0), and
+ * whether it runs in this process. */
+static _Atomic uint32_t sc_ds_narmed;			/* (g) written */
+static bool sc_ds_wd_started;				/* (g) */
 
 /*
  * A child of fork() has none of its parent's machines (they do not
@@ -73,16 +83,84 @@ sc_ds_atfork_child(void)
 {
 	struct sc_ds *ds;
 
-	for (ds = atomic_load(&sc_ds_all); ds != NULL; ds = ds->ds_allnext)
+	for (ds = atomic_load(&sc_ds_all); ds != NULL; ds = ds->ds_allnext) {
 		atomic_store(&ds->ds_off, 1);
+		ds->ds_armed = false;
+	}
 	(void)pthread_mutex_init(&sc_ds_pool_mtx, NULL);
 	memset(sc_ds_core_n, 0, sizeof(sc_ds_core_n));
+	/* The parent's watchdog is not in the child: the child's first
+	 * machine starts its own. */
+	atomic_store(&sc_ds_narmed, 0);
+	sc_ds_wd_started = false;
 }
 
 static void
 sc_ds_fork_init(void)
 {
 	(void)pthread_atfork(NULL, NULL, sc_ds_atfork_child);
+}
+
+/*
+ * The watchdog's loop: while a machine is armed, a look at each every
+ * SC_DS_WATCH_NS, (g) held, so that no machine's stop (which disarms it
+ * under (g)) and no reuse of a struct runs meanwhile; asleep with no
+ * timer while none is.  It never calls into a machine: it is no actor.
+ */
+static void *
+sc_ds_watchdog(void *arg)
+{
+	struct timespec ts = { 0, SC_DS_WATCH_NS };
+	struct sc_ds *ds;
+
+	(void)arg;
+	for (;;) {
+		if (atomic_load(&sc_ds_narmed) == 0) {
+			(void)sc__futex_wait_raw(&sc_ds_narmed, 0, 0);
+			continue;
+		}
+		(void)nanosleep(&ts, NULL);
+		(void)pthread_mutex_lock(&sc_ds_pool_mtx);
+		for (ds = atomic_load(&sc_ds_all); ds != NULL;
+		    ds = ds->ds_allnext)
+			if (ds->ds_armed)
+				sc__ds_watch(ds);
+		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
+	}
+	return (NULL);
+}
+
+/*
+ * Start the watchdog if it does not run (g held): detached, every signal
+ * blocked (no IPI or clock signal of a machine lands on it), on the cores
+ * that mask allows (not a machine's pinned core, which it would share
+ * with the actors).
+ */
+static int
+sc_ds_watchdog_start(const cpu_set_t *mask)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int error;
+
+	if (sc_ds_wd_started)
+		return (0);
+	if ((error = pthread_attr_init(&attr)) != 0)
+		return (error);
+	(void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	(void)pthread_attr_setstacksize(&attr, 64 * 1024);
+	(void)pthread_attr_setaffinity_np(&attr, sizeof(*mask), mask);
+	sigfillset(&all);
+	(void)pthread_sigmask(SIG_SETMASK, &all, &old);
+	error = pthread_create(&t, &attr, sc_ds_watchdog, NULL);
+	(void)pthread_sigmask(SIG_SETMASK, &old, NULL);
+	(void)pthread_attr_destroy(&attr);
+	if (error != 0)
+		return (error);
+	(void)pthread_setname_np(t, "sc-ds-watchdog");
+	sc_ds_wd_started = true;
+	return (0);
 }
 
 /*
@@ -136,7 +214,7 @@ sc__ds_init(struct sc_machine *m)
 {
 	struct sc_ds *ds;
 	cpu_set_t mask;
-	int i;
+	int error, i;
 
 	if (m->m_cfg.seed == 0)
 		return (0);
@@ -148,6 +226,12 @@ sc__ds_init(struct sc_machine *m)
 		return (EAGAIN);
 	}
 	(void)pthread_mutex_lock(&sc_ds_pool_mtx);
+	if ((error = sc_ds_watchdog_start(&mask)) != 0) {
+		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
+		fprintf(stderr, "stackcap: deterministic mode: the watchdog "
+		    "pthread could not be made (%s)\n", strerror(error));
+		return (error);
+	}
 	if ((ds = sc_ds_get()) == NULL) {
 		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 		return (ENOMEM);
@@ -178,6 +262,11 @@ sc__ds_init(struct sc_machine *m)
 	sc__ds_clock_init(ds);
 	m->m_ds = ds;
 	sc__ds_adopt(ds, i, &mask);	/* and stays one of the others */
+	(void)pthread_mutex_lock(&sc_ds_pool_mtx);
+	ds->ds_armed = true;
+	atomic_fetch_add(&sc_ds_narmed, 1);
+	sc__futex_wake_raw(&sc_ds_narmed, 1);
+	(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 	return (0);
 }
 
@@ -205,12 +294,17 @@ sc__ds_stop(struct sc_machine *m)
 		atomic_store(&ds->ds_actor[i].a_go, 1);
 		sc__futex_wake_raw(&ds->ds_actor[i].a_go, 1);
 	}
-	if (ds->ds_core >= 0) {
+	if (ds->ds_core >= 0)
 		sc__ds_unpin(m);
-		(void)pthread_mutex_lock(&sc_ds_pool_mtx);
-		sc_ds_core_n[ds->ds_core]--;
-		(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
+	/* Past this, the watchdog no longer looks at m, which may go. */
+	(void)pthread_mutex_lock(&sc_ds_pool_mtx);
+	if (ds->ds_armed) {
+		ds->ds_armed = false;
+		atomic_fetch_sub(&sc_ds_narmed, 1);
 	}
+	if (ds->ds_core >= 0)
+		sc_ds_core_n[ds->ds_core]--;
+	(void)pthread_mutex_unlock(&sc_ds_pool_mtx);
 	if (sc__ds_self == ds)
 		sc__ds_self = NULL;	/* and its entry is dead */
 }

@@ -10,7 +10,8 @@
 /*
  * Deterministic simulation (sim_det.c).  The letters are sc_internal.h's
  * lock key: (d) the run token, (r) ds_reg, (g) here the pool's lock
- * (sc_ds_pool_mtx in sim_det.c), (w) the watcher's flag ds_watching.
+ * (sc_ds_pool_mtx in sim_det.c), which the watchdog holds while it looks
+ * at the machines.
  */
 #define SC_DS_MAXACTOR	(SC_MAXCPU + 16)
 #define SC_DS_PCT_MAXDEPTH 64
@@ -69,14 +70,18 @@ struct sc_ds {
 	_Atomic uint64_t ds_kick;	/* (a) the take-back asked of the
 					   holder: the step it was stuck at
 					   plus 1, or 0 */
-	_Atomic int	ds_watching;	/* (a) a waiter watches the holder */
-	uint64_t	ds_wd_step;	/* (w) ds_watching: the last look */
-	int		ds_wd_cur;	/* (w) */
-	uint64_t	ds_wd_cpu;	/* (w) the holder's CPU time then */
+	bool		ds_armed;	/* (g) the watchdog looks at it: from
+					   the end of sc__ds_init() to the
+					   machine's stop */
+	uint64_t	ds_wd_step;	/* (g) the watchdog's last look */
+	int		ds_wd_cur;	/* (g) */
+	uint64_t	ds_wd_cpu;	/* (g) the holder's CPU time then */
+	uint64_t	ds_wd_since;	/* (g) real time of the last move of
+					   the token (step or holder) */
 	_Atomic int	ds_cur;		/* (a) the holder's slot */
 	_Atomic int	ds_nactor;	/* (a) slots in use */
 	_Atomic int	ds_off;		/* (a) destroy began: all run free */
-	_Atomic int	ds_stuck;	/* (a) the stuck-token report, once */
+	bool		ds_stuck;	/* (g) the stuck-token report, once */
 	int		ds_pct_depth;	/* (c) PCT's d, or 0: random */
 	int		ds_pct_next;	/* (d) the next change point */
 	uint64_t	ds_pct_cp[SC_DS_PCT_MAXDEPTH]; /* (c) change points, by

@@ -144,42 +144,53 @@ sc_ds_cputime(pid_t tid)
 }
 
 /*
- * A waiter for the token has waited SC_DS_WATCH_NS: one of them at a time
- * looks at the holder.  A CPU that held the token at the same step at the
- * last look and has used SC_DS_TAKEBACK_NS of CPU time since is asked to
- * give it back (ds_kick) by a signal to its pthread.  A plain pthread is
- * never interrupted: its code between two calls is the program's, which
- * may hold locks of its own, block a signal, or sleep in a system call
- * that a signal would end with EINTR; a program thread that waits for the
- * machine makes points (sc_maybe_yield()).  A CPU pthread runs simulated
- * threads, which take IPI signals on their alternate stack in real mode
- * anyway.
+ * The watchdog's look at ds's holder (sim_det.c: every SC_DS_WATCH_NS,
+ * (g) held, ds armed, so its machine is alive).  A CPU that held the
+ * token at the same step at the last look and has used SC_DS_TAKEBACK_NS
+ * of CPU time since is asked to give it back (ds_kick) by a signal to its
+ * pthread.  A plain pthread is never interrupted: its code between two
+ * calls is the program's, which may hold locks of its own, block a
+ * signal, or sleep in a system call that a signal would end with EINTR;
+ * a program thread that waits for the machine makes points
+ * (sc_maybe_yield()).  A CPU pthread runs simulated threads, which take
+ * IPI signals on their alternate stack in real mode anyway.  A token that
+ * has not moved for SC_DS_STUCK_NS of real time, whoever holds it, is
+ * reported once.
  */
 void
 sc__ds_watch(struct sc_ds *ds)
 {
 	struct sc_machine *m = ds->ds_m;
-	uint64_t step, t;
+	uint64_t step, t, now = sc_now_ns();
 	pid_t tid;
 	int cur, cpu;
 
-	if (atomic_exchange(&ds->ds_watching, 1) != 0)
-		return;
 	step = atomic_load_explicit(&ds->ds_seen, memory_order_relaxed);
 	cur = atomic_load(&ds->ds_cur);
 	cpu = ds->ds_actor[cur].a_cpu;
 	tid = cpu >= 0 ? atomic_load(&m->m_pcpu[cpu].pc_ktid) : 0;
 	t = sc_ds_cputime(tid);
-	if (step != ds->ds_wd_step || cur != ds->ds_wd_cur) {
+	if (step != ds->ds_wd_step || cur != ds->ds_wd_cur ||
+	    ds->ds_wd_since == 0) {
 		ds->ds_wd_step = step;
 		ds->ds_wd_cur = cur;
 		ds->ds_wd_cpu = t;
-	} else if (t != 0 && t - ds->ds_wd_cpu >= SC_DS_TAKEBACK_NS) {
+		ds->ds_wd_since = now;
+		return;
+	}
+	if (t != 0 && t - ds->ds_wd_cpu >= SC_DS_TAKEBACK_NS) {
 		ds->ds_wd_cpu = t;
 		atomic_store(&ds->ds_kick, step + 1);
 		(void)syscall(SYS_tgkill, m->m_pid, tid, m->m_cfg.ipi_signo);
 	}
-	atomic_store(&ds->ds_watching, 0);
+	if (now - ds->ds_wd_since >= SC_DS_STUCK_NS && !ds->ds_stuck) {
+		ds->ds_stuck = true;
+		fprintf(stderr, "stackcap: deterministic mode: the run token "
+		    "has not moved for 10 s, held by actor %d (%s): does a "
+		    "pthread block outside the library, or drive another "
+		    "machine for long, while it holds it?\n", cur,
+		    cpu >= 0 ? "a CPU" : "a plain pthread");
+	}
 }
 
 /*

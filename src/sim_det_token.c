@@ -15,44 +15,28 @@
 #include "sim_det_var.h"
 #include "check_var.h"
 
-#define SC_DS_STUCK_NS	(10ull * 1000 * 1000 * 1000)
-
 static __thread int sc_ds_inpoint SC_TLS_IE;
 static __thread int sc_ds_blocking SC_TLS_IE;	/* sc__ds_block() ran */
 static __thread int sc_ds_inhandler SC_TLS_IE;	/* sc__ds_takeback() runs */
 static __thread ucontext_t *sc_ds_uc SC_TLS_IE;	/* ... with this context */
 
 /*
- * Wait until this actor holds the token (or the mode is off), watching
- * the holder meanwhile (sc__ds_watch()).  Async-signal-safe in the
- * take-back's handler, which makes no report.  errno is the caller's
- * after it (the timed futex waits end in ETIMEDOUT, every 500 us: the
- * library never sets errno).
+ * Wait until this actor holds the token (or the mode is off).  Async-
+ * signal-safe (the take-back's handler waits here too).  The futex wait
+ * has no bound: the watchdog (sim_det.c) looks at the holder, and a wait
+ * bounded by its period armed and cancelled a timer at every handoff,
+ * which cost more than the rest of the handoff on a virtual machine
+ * (docs/determinism.md, "The handoff without a timer").  errno is the
+ * caller's after it.
  */
 static void
 sc_ds_wait_token(struct sc_ds *ds, int me)
 {
 	struct sc_ds_actor *a = &ds->ds_actor[me];
-	uint64_t start = 0, now;
 	int saved_errno = errno;
 
-	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0) {
-		sc__futex_wait_raw(&a->a_go, 0, SC_DS_WATCH_NS);
-		if (atomic_load(&a->a_go) != 0)
-			break;
-		sc__ds_watch(ds);
-		now = sc_now_ns();
-		if (start == 0)
-			start = now;
-		else if (now - start > SC_DS_STUCK_NS && !sc_ds_inhandler &&
-		    atomic_exchange(&ds->ds_stuck, 1) == 0)
-			fprintf(stderr, "stackcap: deterministic mode: actor "
-			    "%d has waited 10 s for the run token, held by "
-			    "actor %d: does a pthread block outside the "
-			    "library, or drive another machine for long, "
-			    "while it holds it?\n", me,
-			    atomic_load(&ds->ds_cur));
-	}
+	while (atomic_load(&a->a_go) == 0 && atomic_load(&ds->ds_off) == 0)
+		(void)sc__futex_wait_raw(&a->a_go, 0, 0);
 	errno = saved_errno;
 }
 

@@ -36,8 +36,10 @@ int	sc__ds_choose(struct sc_ds *ds, int me, bool waiting);
 bool	sc__ds_draw_ipi(struct sc_ds *ds);
 
 /* sim_det_clock.c */
-/* A waiter for the token looks at the holder this often. */
+/* The watchdog looks at each machine's token holder this often, and says
+ * once on stderr that the token has not moved for SC_DS_STUCK_NS. */
 #define SC_DS_WATCH_NS	(500 * 1000L)
+#define SC_DS_STUCK_NS	(10ull * 1000 * 1000 * 1000)
 void	sc__ds_clock_init(struct sc_ds *ds);
 bool	sc__ds_tick(struct sc_ds *ds);
 void	sc__ds_spin_to_tick(struct sc_ds *ds);

@@ -10,6 +10,7 @@
  * arguments, but the one argument that is an address: IPI_RECEIVED's
  * rbp), every capture's result and every entry of the snapshot.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -521,6 +522,78 @@ test_spinwait_needs_no_takeback(void **state)
 	tb_spinwait = true;
 	(void)sc_test_seeds(tb_twice, NULL, TB_SEEDS);
 	tb_spinwait = false;
+}
+
+/*
+ * The voluntary context switches of every thread of this process but the
+ * caller and the deterministic watchdog ("sc-ds-watchdog"), summed from
+ * /proc/self/task/TID/status.
+ */
+static long
+others_switches(void)
+{
+	char path[300], comm[32], line[128];
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct dirent *e;
+	long sum = 0, v;
+	DIR *d;
+	FILE *fp;
+
+	assert_non_null(d = opendir("/proc/self/task"));
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+		    e->d_name);
+		if ((fp = fopen(path, "r")) == NULL)
+			continue;
+		comm[0] = '\0';
+		(void)fgets(comm, sizeof(comm), fp);
+		fclose(fp);
+		if (strncmp(comm, "sc-ds-watchdog", 14) == 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+		    e->d_name);
+		if ((fp = fopen(path, "r")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), fp) != NULL)
+			if (sscanf(line, "voluntary_ctxt_switches: %ld",
+			    &v) == 1)
+				sum += v;
+		fclose(fp);
+	}
+	closedir(d);
+	return (sum);
+}
+
+/*
+ * The actors that wait for the token sleep: while the creator holds it
+ * outside the library for 50 ms, the CPU pthreads, which wait for it,
+ * are not woken (a CPU pthread is switched out once a wake, so their
+ * voluntary switches count their wakes).  Before, each woke every 500 us
+ * to look at the holder, about a hundred times each in those 50 ms, and
+ * armed a timer at every handoff; the watchdog looks now.
+ */
+static void
+test_waiters_sleep(void **state)
+{
+	struct sc_machine_config cfg;
+	struct sc_machine *m;
+	long before, woken;
+
+	(void)state;
+	sc_machine_config_init(&cfg);
+	cfg.ncpu = 2;
+	cfg.seed = 7;
+	assert_int_equal(sc_machine_create(&cfg, &m), 0);
+	before = others_switches();
+	(void)nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 },
+	    NULL);
+	woken = others_switches() - before;
+	sc_machine_destroy(m);
+	if (woken > 10)
+		fail_msg("the waiting CPU pthreads were woken %ld times in "
+		    "50 ms (none is expected)", woken);
 }
 
 /*
@@ -1268,6 +1341,7 @@ main(void)
 		cmocka_unit_test(test_pct_same_run),
 		cmocka_unit_test(test_takeback_same_run),
 		cmocka_unit_test(test_spinwait_needs_no_takeback),
+		cmocka_unit_test(test_waiters_sleep),
 		cmocka_unit_test(test_tick_preempts_same_run),
 		cmocka_unit_test(test_env_seed),
 		cmocka_unit_test(test_env_seed_not_a_seed),
