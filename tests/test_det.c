@@ -524,27 +524,44 @@ test_spinwait_needs_no_takeback(void **state)
 	tb_spinwait = false;
 }
 
-/*
- * The voluntary context switches of every thread of this process but the
- * caller and the deterministic watchdog ("sc-ds-watchdog"), summed from
- * /proc/self/task/TID/status.
- */
-static long
-others_switches(void)
+/* The tids of this process's threads now, into tids[0..max): how many. */
+static size_t
+task_tids(pid_t *tids, size_t max)
 {
-	char path[300], comm[32], line[128];
-	pid_t self = (pid_t)syscall(SYS_gettid);
 	struct dirent *e;
-	long sum = 0, v;
+	size_t n = 0;
 	DIR *d;
-	FILE *fp;
 
 	assert_non_null(d = opendir("/proc/self/task"));
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+	while ((e = readdir(d)) != NULL && n < max)
+		if (e->d_name[0] != '.')
+			tids[n++] = (pid_t)atoi(e->d_name);
+	closedir(d);
+	return (n);
+}
+
+/*
+ * The voluntary context switches of the threads of this process that are
+ * not in old[0..nold), but the deterministic watchdog ("sc-ds-watchdog"),
+ * summed from /proc/self/task/TID/status.
+ */
+static long
+new_threads_switches(const pid_t *old, size_t nold)
+{
+	char path[64], comm[32], line[128];
+	pid_t tids[256];
+	size_t i, j, n;
+	long sum = 0, v;
+	FILE *fp;
+
+	n = task_tids(tids, 256);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < nold && old[j] != tids[i]; j++)
+			;
+		if (j < nold)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-		    e->d_name);
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm",
+		    (int)tids[i]);
 		if ((fp = fopen(path, "r")) == NULL)
 			continue;
 		comm[0] = '\0';
@@ -552,8 +569,8 @@ others_switches(void)
 		fclose(fp);
 		if (strncmp(comm, "sc-ds-watchdog", 14) == 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
-		    e->d_name);
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status",
+		    (int)tids[i]);
 		if ((fp = fopen(path, "r")) == NULL)
 			continue;
 		while (fgets(line, sizeof(line), fp) != NULL)
@@ -562,34 +579,37 @@ others_switches(void)
 				sum += v;
 		fclose(fp);
 	}
-	closedir(d);
 	return (sum);
 }
 
 /*
  * The actors that wait for the token sleep: while the creator holds it
- * outside the library for 50 ms, the CPU pthreads, which wait for it,
- * are not woken (a CPU pthread is switched out once a wake, so their
- * voluntary switches count their wakes).  Before, each woke every 500 us
- * to look at the holder, about a hundred times each in those 50 ms, and
- * armed a timer at every handoff; the watchdog looks now.
+ * outside the library for 50 ms, the machine's CPU pthreads (the threads
+ * that its create added, but the watchdog), which wait for it, are not
+ * woken (a pthread is switched out once a wake, so their voluntary
+ * switches count their wakes).  Before, each woke every 500 us to look
+ * at the holder, about a hundred times each in those 50 ms, and armed a
+ * timer at every handoff; the watchdog looks now.
  */
 static void
 test_waiters_sleep(void **state)
 {
 	struct sc_machine_config cfg;
 	struct sc_machine *m;
+	pid_t old[256];
+	size_t nold;
 	long before, woken;
 
 	(void)state;
+	nold = task_tids(old, 256);
 	sc_machine_config_init(&cfg);
 	cfg.ncpu = 2;
 	cfg.seed = 7;
 	assert_int_equal(sc_machine_create(&cfg, &m), 0);
-	before = others_switches();
+	before = new_threads_switches(old, nold);
 	(void)nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 },
 	    NULL);
-	woken = others_switches() - before;
+	woken = new_threads_switches(old, nold) - before;
 	sc_machine_destroy(m);
 	if (woken > 10)
 		fail_msg("the waiting CPU pthreads were woken %ld times in "
