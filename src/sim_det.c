@@ -132,9 +132,9 @@ sc_ds_watchdog(void *arg)
 
 /*
  * Start the watchdog if it does not run (g held): detached, every signal
- * blocked (no IPI or clock signal of a machine lands on it), on the cores
- * that mask allows (not a machine's pinned core, which it would share
- * with the actors).
+ * blocked (no IPI or clock signal of a machine lands on it), with mask,
+ * the creator's affinity from before any machine pinned it (not the pin,
+ * which would keep it on one machine's core, with its actors).
  */
 static int
 sc_ds_watchdog_start(const cpu_set_t *mask)
