@@ -103,7 +103,8 @@ SC_EXTERN int	sc_pc_in_text(uintptr_t pc, const struct sc_range *text,
  */
 SC_EXTERN void	sc_text_ranges(const struct sc_range **textp, size_t *ntextp);
 
-/* Recompute the text ranges, e.g. after dlopen().  Returns 0 or ENOMEM.
+/* Recompute the text ranges, e.g. after dlopen(); ranges equal to the
+ * current ones publish nothing (and cost no memory).  Returns 0 or ENOMEM.
  * Context: any thread but a signal handler. */
 SC_EXTERN int	sc_text_refresh(void);
 

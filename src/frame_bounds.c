@@ -150,6 +150,22 @@ sc_text_refresh1(void)
 
 	if ((error = sc__exec_ranges(NULL, &r, &n)) != 0)
 		return (error);
+	/*
+	 * The same ranges as the current set: nothing to publish.  Every set
+	 * published stays for good (below), so a program that refreshes
+	 * without loading or unloading anything, in a loop, grew without end
+	 * (test_destroy_text_looper's process reached 7.7 GB, and the OOM
+	 * killer, while it waited for the run token).
+	 */
+	sc__host_lock(&sc_text_mtx);
+	ts = atomic_load_explicit(&sc_text_cur, memory_order_relaxed);
+	if (ts != NULL && ts->ts_n == n && (n == 0 ||
+	    memcmp(ts->ts_r, r, n * sizeof(*r)) == 0)) {
+		sc__host_unlock(&sc_text_mtx);
+		free(r);
+		return (0);
+	}
+	sc__host_unlock(&sc_text_mtx);
 	ts = malloc(sizeof(*ts) + n * sizeof(ts->ts_r[0]));
 	if (ts == NULL) {
 		free(r);

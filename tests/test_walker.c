@@ -568,6 +568,28 @@ test_text_ranges(void **state)
 }
 
 /*
+ * A refresh that finds the same objects loaded publishes nothing: the set
+ * stays the same one.  Each set published is kept for good, so before, a
+ * thread that refreshed in a loop grew the process without end
+ * (test_destroy_text_looper: 7.7 GB, then the OOM killer).
+ */
+static void
+test_text_refresh_unchanged(void **state)
+{
+	const struct sc_range *text, *text2;
+	size_t ntext, ntext2;
+	int i;
+
+	(void)state;
+	sc_text_ranges(&text, &ntext);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(sc_text_refresh(), 0);
+	sc_text_ranges(&text2, &ntext2);
+	assert_ptr_equal(text, text2);
+	assert_int_equal(ntext, ntext2);
+}
+
+/*
  * Libraries that are installed on every Debian/glibc system (zlib and
  * libcrypt are "required" packages) but that nothing in this test links.
  */
@@ -647,6 +669,7 @@ main(void)
 		cmocka_unit_test(test_pc_in_text),
 		cmocka_unit_test(test_frame_in_range),
 		cmocka_unit_test(test_text_ranges),
+		cmocka_unit_test(test_text_refresh_unchanged),
 		cmocka_unit_test(test_text_refresh_after_dlopen),
 	};
 
