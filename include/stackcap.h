@@ -484,8 +484,8 @@ SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
  * "sc-ds-watchdog" (every signal blocked; it looks at each deterministic
  * machine's run token every 500 us, and sleeps while there is none:
  * docs/determinism.md); its pthread_create() error is returned too.  A
- * bad config is a field out of its range, or settings that contradict each other
- * (one would silently do nothing): SC_PROTO_NMI with SC_ARCH_ARM64, with
+ * bad config is a field out of its range, or settings that contradict
+ * each other (one would silently do nothing): SC_PROTO_NMI with SC_ARCH_ARM64, with
  * capture_serial, or with a mistake of the IPI protocol (all but
  * SC_MISTAKE_NO_PROC_LOCK and SC_MISTAKE_SPIN_HELD); SC_ARCH_ARM64 with
  * a mistake or with capture_serial; sim_pct_depth without a seed
