@@ -474,8 +474,8 @@ SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
 
 /*
  * Create a machine: cfg->ncpu CPU pthreads, each with its idle thread.
- * Returns 0, EINVAL (bad config, a refused ipi_signo, or a size smaller than stackcap
- * 0.1's struct), EBUSY (a handler that is not stackcap's is installed for
+ * Returns 0, EINVAL (bad config, a refused ipi_signo, or a size smaller
+ * than stackcap 0.1's struct), EBUSY (a handler that is not stackcap's is installed for
  * cfg->ipi_signo; machines may share one signal), ENOMEM (also when a CPU's
  * alternate signal stack cannot be set up), or EAGAIN (pthread_create()'s, or
  * a deterministic machine created by a pthread that already drives 16).  *mp
