@@ -474,21 +474,22 @@ SC_EXTERN void	sc_machine_config_init_sz(struct sc_machine_config *cfg,
 
 /*
  * Create a machine: cfg->ncpu CPU pthreads, each with its idle thread.
- * Returns 0, EINVAL (bad config, a refused ipi_signo, or a size smaller
- * than stackcap 0.1's struct), EBUSY (a handler that is not stackcap's is installed for
- * cfg->ipi_signo; machines may share one signal), ENOMEM (also when a CPU's
- * alternate signal stack cannot be set up), or EAGAIN (pthread_create()'s, or
- * a deterministic machine created by a pthread that already drives 16).  *mp
- * is NULL on error.  The first deterministic machine of a process also starts
- * one pthread that stays, "sc-ds-watchdog" (every signal blocked; it looks at
- * each deterministic machine's run token every 500 us, and sleeps while there
- * is none: docs/determinism.md); its pthread_create() error is returned too.
- * A bad config is a field out of its range, or settings that contradict each
- * other (one would silently do nothing): SC_PROTO_NMI with SC_ARCH_ARM64, with
- * capture_serial, or with a mistake of the IPI protocol (all but
- * SC_MISTAKE_NO_PROC_LOCK and SC_MISTAKE_SPIN_HELD); SC_ARCH_ARM64 with a
- * mistake or with capture_serial; sim_pct_depth without a seed (cfg.seed or
- * STACKCAP_SEED).  sc_machine_config_error() says which.
+ * Returns 0, EINVAL (bad config, a refused ipi_signo, or a size smaller than
+ * stackcap 0.1's struct), EBUSY (a handler that is not stackcap's is
+ * installed for cfg->ipi_signo; machines may share one signal), ENOMEM (also
+ * when a CPU's alternate signal stack cannot be set up), or EAGAIN
+ * (pthread_create()'s, or a deterministic machine created by a pthread that
+ * already drives 16).  *mp is NULL on error.  The first deterministic
+ * machine of a process also starts one pthread that stays, "sc-ds-watchdog"
+ * (every signal blocked; it looks at each deterministic machine's run token
+ * every 500 us, and sleeps while there is none: docs/determinism.md); its
+ * pthread_create() error is returned too.  A bad config is a field out of
+ * its range, or settings that contradict each other (one would silently do
+ * nothing): SC_PROTO_NMI with SC_ARCH_ARM64, with capture_serial, or with a
+ * mistake of the IPI protocol (all but SC_MISTAKE_NO_PROC_LOCK and
+ * SC_MISTAKE_SPIN_HELD); SC_ARCH_ARM64 with a mistake or with
+ * capture_serial; sim_pct_depth without a seed (cfg.seed or STACKCAP_SEED).
+ * sc_machine_config_error() says which.
  * Context: a plain pthread.
  */
 SC_EXTERN int	sc_machine_create_sz(const struct sc_machine_config *cfg,
