@@ -734,26 +734,6 @@ sc_js_track_name(FILE *fp, const struct sc_js *js, int t)
 }
 
 /*
- * s inside a JSON string: '"' and '\' escaped, control characters as
- * \u00XX; a byte past ASCII as '?' (a name that sc_thread_create() cut
- * may end in half a UTF-8 sequence, which is no JSON).
- */
-static void
-sc_js_putstr(FILE *fp, const char *s)
-{
-	unsigned char c;
-
-	for (; (c = (unsigned char)*s) != '\0'; s++) {
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c >= 0x80 ? '?' : c, fp);
-	}
-}
-
-/*
  * A slice of no record's, in the category "sched": DevTools binds no flow
  * to it (a flow binds only to an event of its own category), and its
  * args are none but the thread's.
@@ -762,29 +742,34 @@ static void
 sc_js_span(FILE *fp, const struct sc_js *js, const struct sc_js_slice *sl)
 {
 	const struct sc_trace_name *nm = NULL;
+	char name[64];
 
 	if (sl->sl_kind == SC_JS_RUN &&
 	    (nm = sc__trace_name(&js->js_names, sl->sl_tid)) != NULL &&
 	    nm->nm_name[0] == '\0')
 		nm = NULL;
-	fprintf(fp, ",\n{\"name\":\"");
-	if (nm != NULL) {
-		sc_js_putstr(fp, nm->nm_name);
-		fprintf(fp, " (td %d)", sl->sl_tid);
-	} else if (sl->sl_kind == SC_JS_RUN)
-		fprintf(fp, "td %d", sl->sl_tid);
-	else
+	fprintf(fp, ",\n{\"name\":");
+	if (sl->sl_kind == SC_JS_RUN) {
+		if (nm != NULL)
+			snprintf(name, sizeof(name), "%s (td %d)",
+			    nm->nm_name, sl->sl_tid);
+		else
+			snprintf(name, sizeof(name), "td %d", sl->sl_tid);
+		sc__json_string(fp, name);
+	} else {
+		fputc('"', fp);
 		sc_js_track_name(fp, js, sl->sl_track);
-	fprintf(fp, "\",\"cat\":\"sched\",\"ph\":\"X\",");
+		fputc('"', fp);
+	}
+	fprintf(fp, ",\"cat\":\"sched\",\"ph\":\"X\",");
 	sc__json_ts_dur(fp, js->js_q, sl->sl_t0 - js->js_base,
 	    sl->sl_t1 - js->js_base);
 	fprintf(fp, ",\"pid\":1,\"tid\":%d,\"args\":{", sl->sl_track + 1);
 	if (sl->sl_kind == SC_JS_RUN)
 		fprintf(fp, "\"td\":%d", sl->sl_tid);
 	if (nm != NULL) {
-		fprintf(fp, ",\"tdname\":\"");
-		sc_js_putstr(fp, nm->nm_name);
-		fprintf(fp, "\"");
+		fputs(",\"tdname\":", fp);
+		sc__json_string(fp, nm->nm_name);
 	}
 	fprintf(fp, "}}");
 }
