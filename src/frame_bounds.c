@@ -143,29 +143,13 @@ sc__exec_ranges(bool (*want)(const char *base), struct sc_range **rp,
 static int
 sc_text_refresh1(void)
 {
-	struct sc_textset *ts;
+	struct sc_textset *ts, *prev;
 	struct sc_range *r;
 	size_t n;
 	int error;
 
 	if ((error = sc__exec_ranges(NULL, &r, &n)) != 0)
 		return (error);
-	/*
-	 * The same ranges as the current set: nothing to publish.  Every set
-	 * published stays for good (below), so a program that refreshes
-	 * without loading or unloading anything, in a loop, grew without end
-	 * (test_destroy_text_looper's process reached 7.7 GB, and the OOM
-	 * killer, while it waited for the run token).
-	 */
-	sc__host_lock(&sc_text_mtx);
-	ts = atomic_load_explicit(&sc_text_cur, memory_order_relaxed);
-	if (ts != NULL && ts->ts_n == n && (n == 0 ||
-	    memcmp(ts->ts_r, r, n * sizeof(*r)) == 0)) {
-		sc__host_unlock(&sc_text_mtx);
-		free(r);
-		return (0);
-	}
-	sc__host_unlock(&sc_text_mtx);
 	ts = malloc(sizeof(*ts) + n * sizeof(ts->ts_r[0]));
 	if (ts == NULL) {
 		free(r);
@@ -181,10 +165,21 @@ sc_text_refresh1(void)
 	 * the previous set, so it is chained, never freed: not at exit
 	 * either, where the process's other threads still run and may walk
 	 * (exit() runs the destructors while they do).  The chain from
-	 * sc_text_cur keeps every set reachable for LeakSanitizer.
+	 * sc_text_cur keeps every set reachable for LeakSanitizer.  So a set
+	 * equal to the current one is not published: a program that refreshes
+	 * without loading or unloading anything, in a loop, grew without end
+	 * (test_destroy_text_looper's process reached 7.7 GB, and the OOM
+	 * killer, while it waited for the run token).
 	 */
 	sc__host_lock(&sc_text_mtx);
-	ts->ts_prev = atomic_load_explicit(&sc_text_cur, memory_order_relaxed);
+	prev = atomic_load_explicit(&sc_text_cur, memory_order_relaxed);
+	if (prev != NULL && prev->ts_n == n &&
+	    memcmp(prev->ts_r, ts->ts_r, n * sizeof(ts->ts_r[0])) == 0) {
+		sc__host_unlock(&sc_text_mtx);
+		free(ts);
+		return (0);
+	}
+	ts->ts_prev = prev;
 	atomic_store_explicit(&sc_text_cur, ts, memory_order_release);
 	sc__host_unlock(&sc_text_mtx);
 	return (0);
